@@ -1,0 +1,138 @@
+"""The exception tree of tooldeck, split by who can fix the problem.
+
+::
+
+    TooldeckError
+    ├── ToolError                  raised inside a tool; its message is shown to the model
+    │   ├── InvalidArgumentsError  the model sent bad arguments   -> validation_error
+    │   │   ├── UnknownToolError   no tool by that name           -> unknown_tool
+    │   │   └── UnknownActionError no action by that name         -> unknown_action
+    │   ├── UpstreamError          a service the tool needs failed -> upstream_error (retryable)
+    │   ├── ToolTimeoutError       the call ran out of time       -> timeout (retryable)
+    │   ├── PermissionDeniedError  the call is not allowed        -> permission_denied
+    │   ├── CircuitOpenError       the tool is failing, resting   -> circuit_open (retryable)
+    │   └── ToolCancelledError     the run was cancelled          -> cancelled
+    └── ToolDefinitionError        the developer misused the API; raised, never enveloped
+        ├── InvalidToolNameError   a name OpenAI would reject
+        ├── DuplicateToolError     a name registered twice without ``replace=True``
+        └── UnsupportedSchemaError a schema strict mode cannot express (``on_unsupported="raise"``)
+
+Everything under ``ToolError`` becomes an error :class:`~tools.result.ToolResult` whose
+``error.type`` is the class's ``error_type``. Any other exception escaping a tool becomes an
+``execution_error`` with a redacted message; the traceback goes to the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+ErrorType = Literal[
+    "validation_error",
+    "unknown_tool",
+    "unknown_action",
+    "timeout",
+    "circuit_open",
+    "permission_denied",
+    "upstream_error",
+    "execution_error",
+    "cancelled",
+]
+
+#: Error types that count as a failure of the tool for the circuit breaker.
+BREAKER_FAILURE_TYPES: frozenset[str] = frozenset({"execution_error", "upstream_error", "timeout"})
+
+
+class TooldeckError(Exception):
+    """Root of every exception tooldeck raises or understands."""
+
+
+class ToolError(TooldeckError):
+    """A failure a tool author raises on purpose; the message is shown to the model.
+
+    Args:
+        message: What went wrong and what a correct call looks like, written for the model.
+        retryable: Whether calling again with the same arguments may succeed.
+        details: Optional JSON-serialisable details for the model and the application.
+    """
+
+    error_type: ClassVar[ErrorType] = "execution_error"
+    default_retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.details = details
+
+
+class InvalidArgumentsError(ToolError):
+    """The arguments do not fit the tool's schema; the model can fix its call."""
+
+    error_type = "validation_error"
+
+
+class UnknownToolError(InvalidArgumentsError):
+    """No tool is registered under the requested name."""
+
+    error_type = "unknown_tool"
+
+
+class UnknownActionError(InvalidArgumentsError):
+    """A composite tool was called with a missing or unknown ``action``."""
+
+    error_type = "unknown_action"
+
+
+class UpstreamError(ToolError):
+    """A service the tool depends on failed (HTTP 5xx, connection refused, ...)."""
+
+    error_type = "upstream_error"
+    default_retryable = True
+
+
+class ToolTimeoutError(ToolError):
+    """The call did not finish within its time limit."""
+
+    error_type = "timeout"
+    default_retryable = True
+
+
+class PermissionDeniedError(ToolError):
+    """The call is not allowed (approval refused, path outside a sandbox, ...)."""
+
+    error_type = "permission_denied"
+
+
+class CircuitOpenError(ToolError):
+    """The tool failed repeatedly and its circuit breaker is open."""
+
+    error_type = "circuit_open"
+    default_retryable = True
+
+
+class ToolCancelledError(ToolError):
+    """The run was cancelled before the call finished."""
+
+    error_type = "cancelled"
+
+
+class ToolDefinitionError(TooldeckError):
+    """The developer misused the API: the message names the tool, the field and the fix."""
+
+
+class InvalidToolNameError(ToolDefinitionError, ValueError):
+    """A tool name does not match ``^[a-zA-Z0-9_-]{1,64}$``."""
+
+
+class DuplicateToolError(ToolDefinitionError, ValueError):
+    """A tool name is already registered and ``replace=True`` was not given."""
+
+
+class UnsupportedSchemaError(ToolDefinitionError, ValueError):
+    """A schema uses a construct OpenAI strict mode cannot express."""
