@@ -71,6 +71,18 @@ class ToolResult:
         return self.status == "success"
 
     @classmethod
+    def _trusted(
+        cls, status: Status, data: Any, error: ErrorInfo | None, metadata: dict[str, Any]
+    ) -> ToolResult:
+        """Build a result from values already JSON-compatible (the framework's hot path)."""
+        result = object.__new__(cls)
+        object.__setattr__(result, "status", status)
+        object.__setattr__(result, "data", data)
+        object.__setattr__(result, "error", error)
+        object.__setattr__(result, "metadata", metadata)
+        return result
+
+    @classmethod
     def success(cls, data: Any = None, metadata: dict[str, Any] | None = None) -> ToolResult:
         """A successful result carrying ``data``."""
         return cls("success", data, None, metadata or {})
@@ -93,6 +105,9 @@ class ToolResult:
     def with_metadata(self, **extra: Any) -> ToolResult:
         """A copy of this result with ``extra`` merged into its metadata."""
         return ToolResult(self.status, self.data, self.error, {**self.metadata, **extra})
+
+    def _with_trusted_metadata(self, **extra: Any) -> ToolResult:
+        return ToolResult._trusted(self.status, self.data, self.error, {**self.metadata, **extra})
 
     def to_dict(self) -> dict[str, Any]:
         """The plain, JSON-serialisable dict the registry and the graph hand around.

@@ -1,0 +1,92 @@
+"""Reading the pending tool calls out of a conversation state.
+
+Accepts OpenAI-format dict messages and, by duck typing (no import), LangChain message
+objects such as a LangGraph ``MessagesState`` holds after its ``add_messages`` reducer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """One tool call to answer.
+
+    Attributes:
+        index: Position in the assistant message (answers keep this order).
+        id: The ``tool_call_id`` to answer.
+        name: The function name the model asked for (may be empty when it sent none).
+        arguments: The arguments as sent: JSON text, a mapping, or None.
+    """
+
+    index: int
+    id: str
+    name: str
+    arguments: Any
+
+
+def _field(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _role(message: Any) -> str | None:
+    role = _field(message, "role")
+    if isinstance(role, str):
+        return role
+    kind = getattr(message, "type", None)  # LangChain: "ai", "tool", "human", "system"
+    return {"ai": "assistant", "tool": "tool", "human": "user", "system": "system"}.get(
+        kind if isinstance(kind, str) else ""
+    )
+
+
+def messages_of(state: Any) -> Sequence[Any]:
+    """The message list of a state (a mapping with ``messages``, or an object with it)."""
+    messages = _field(state, "messages")
+    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)):
+        return messages
+    return ()
+
+
+def pending_calls(messages: Sequence[Any]) -> list[PendingCall]:
+    """The tool calls of the last assistant message that no later tool message answered.
+
+    Malformed entries never raise: a call without an id gets a generated one (and a
+    warning), a call without a name gets an empty name (answered as an unknown tool).
+    """
+    answered: set[str] = set()
+    for message in reversed(messages):
+        role = _role(message)
+        if role == "tool":
+            call_id = _field(message, "tool_call_id")
+            if isinstance(call_id, str):
+                answered.add(call_id)
+            continue
+        if role != "assistant":
+            return []
+        raw_calls = _field(message, "tool_calls")
+        if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
+            return []
+        calls = [_call_of(i, raw) for i, raw in enumerate(raw_calls)]
+        return [call for call in calls if call.id not in answered]
+    return []
+
+
+def _call_of(index: int, raw: Any) -> PendingCall:
+    call_id = _field(raw, "id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = f"call_missing_id_{index}"
+        _log.warning("tool call #%d has no id; answering it as %s", index, call_id)
+    function = _field(raw, "function")
+    if function is not None:  # OpenAI: {"function": {"name", "arguments"}}
+        name, arguments = _field(function, "name"), _field(function, "arguments")
+    else:  # LangChain: {"name", "args"}
+        name, arguments = _field(raw, "name"), _field(raw, "args")
+    return PendingCall(index, call_id, name if isinstance(name, str) else "", arguments)

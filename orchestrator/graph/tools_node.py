@@ -1,0 +1,361 @@
+"""`ToolsNode`: the graph node that executes a model's tool calls through a registry."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypedDict
+
+from orchestrator.graph._calls import PendingCall, messages_of, pending_calls
+from orchestrator.graph._pool import DaemonPool
+from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps, fit
+from tools.errors import ErrorType
+from tools.result import ToolResult
+
+__all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
+
+_log = logging.getLogger(__name__)
+
+RawArguments = str | bytes | Mapping[str, Any] | None
+
+
+class ToolRunner(Protocol):
+    """What `ToolsNode` needs from a registry (`tools.LocalToolRegistry` provides it)."""
+
+    def call_tool_raw(self, name: str, arguments: RawArguments, /) -> ToolResult:
+        """Run a tool with arguments as the model sent them; never raises."""
+        ...
+
+    async def acall_tool_raw(self, name: str, arguments: RawArguments, /) -> ToolResult:
+        """Async twin of `call_tool_raw`."""
+        ...
+
+    def tool(self, name: str, /) -> Any:
+        """The registered tool object, or None."""
+        ...
+
+
+class ToolCallRecord(TypedDict):
+    """One executed call, for tracing (the ``tool_results`` entries of the node's update)."""
+
+    tool_call_id: str
+    name: str
+    arguments: Any
+    status: str
+    error_type: str | None
+    duration_ms: float
+    truncated: bool
+
+
+def _failure(
+    name: str, error_type: ErrorType, message: str, *, retryable: bool = False
+) -> ToolResult:
+    return ToolResult.failure(
+        error_type, message, retryable=retryable, metadata={"tool_name": name}
+    )
+
+
+def _run_sync(coro: Any) -> Any:
+    """Run a coroutine from sync code, on a helper thread when a loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def runner() -> None:
+        try:
+            box["value"] = context.run(asyncio.run, coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner, name="tooldeck-tools-node", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class ToolsNode:
+    """Runs the tool calls of the last assistant message and answers each one.
+
+    A plain callable ``state -> update`` usable in the project's `AgentGraph`, as a node of
+    a LangGraph ``StateGraph``, or on its own. ``state["messages"]`` is a list of OpenAI
+    chat messages (LangChain message objects are read too); the update is::
+
+        {"messages": [{"role": "tool", "tool_call_id": ..., "content": "<compact JSON>"}, ...],
+         "tool_results": [ToolCallRecord, ...]}
+
+    with one message per call of the last assistant message, in call order (calls already
+    answered by later tool messages are skipped).
+
+    Guarantees: every ``tool_call_id`` is answered exactly once and the node never raises
+    for what a model or a tool can do wrong: an unknown tool, arguments that are not JSON or
+    not a JSON object, validation errors, tool exceptions (also one escaping a tool's own
+    error handling), timeouts (``call_timeout``), or a cancelled run (calls not finished are
+    answered with ``cancelled`` errors). A state without messages or without pending calls
+    gives an empty update. Oversized results are cut to ``max_output_chars`` while staying
+    valid JSON with a ``truncated`` note saying how much was cut.
+
+    Concurrency: independent calls run concurrently, at most ``max_parallel`` at a time;
+    sync tools run on the node's own worker threads (daemon threads, so a hung tool never
+    blocks interpreter exit), async tools on the event loop; a tool with ``sequential =
+    True`` (or ``run_in_thread = False``) runs alone, after the calls before it and before
+    the calls after it. A timed-out sync call cannot be killed: its thread finishes in the
+    background and its result is dropped.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRunner,
+        *,
+        max_parallel: int = 16,
+        max_output_chars: int = 20_000,
+        call_timeout: float | None = None,
+        name: str = "tools",
+    ) -> None:
+        """Configure the node.
+
+        Args:
+            registry: Where calls are executed (`tools.LocalToolRegistry`).
+            max_parallel: Most calls running at once (also the number of worker threads).
+            max_output_chars: Longest tool message content; at least 512.
+            call_timeout: Seconds a single call may take in this node, on top of the
+                registry's per-tool timeouts; None for no node-level limit.
+            name: The node's name in traces and graphs.
+
+        Raises:
+            ValueError: For ``max_parallel < 1``, ``max_output_chars < 512`` or a
+                non-positive ``call_timeout``.
+        """
+        if max_parallel < 1:
+            raise ValueError(f"max_parallel must be >= 1, got {max_parallel}")
+        if max_output_chars < MIN_OUTPUT_CHARS:
+            raise ValueError(f"max_output_chars must be >= {MIN_OUTPUT_CHARS}")
+        if call_timeout is not None and call_timeout <= 0:
+            raise ValueError(f"call_timeout must be > 0 seconds or None, got {call_timeout}")
+        self._registry = registry
+        self._max_parallel = max_parallel
+        self._max_output_chars = max_output_chars
+        self._call_timeout = call_timeout
+        self.name = name
+        self._pool: DaemonPool | None = None
+        self._pool_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolsNode(max_parallel={self._max_parallel}, "
+            f"max_output_chars={self._max_output_chars}, call_timeout={self._call_timeout})"
+        )
+
+    # ------------------------------------------------------------------ entry points
+
+    def __call__(self, state: Any) -> dict[str, Any]:
+        """Run the pending calls synchronously (works inside a running event loop too)."""
+        calls = pending_calls(messages_of(state))
+        if not calls:
+            return {"messages": [], "tool_results": []}
+        if len(calls) == 1 and self._call_timeout is None:
+            return self._update(calls, [self._run_inline(calls[0])])
+        result: dict[str, Any] = _run_sync(self._ainvoke(calls))
+        return result
+
+    async def ainvoke(self, state: Any) -> dict[str, Any]:
+        """Async entry: run the pending calls on the running loop and return the update.
+
+        Cancelling the awaiting task cancels the calls still running; the node then still
+        returns a complete update (``cancelled`` errors for unfinished calls) instead of
+        raising `asyncio.CancelledError`.
+        """
+        calls = pending_calls(messages_of(state))
+        if not calls:
+            return {"messages": [], "tool_results": []}
+        return await self._ainvoke(calls)
+
+    def close(self) -> None:
+        """Release the worker threads (busy ones finish their current call first)."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
+
+    def __enter__(self) -> ToolsNode:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ scheduling
+
+    async def _ainvoke(self, calls: list[PendingCall]) -> dict[str, Any]:
+        outcomes: list[tuple[ToolResult, float] | None] = [None] * len(calls)
+        semaphore = asyncio.Semaphore(self._max_parallel)
+        try:
+            for group in self._groups(calls):
+                await asyncio.gather(*(self._run_one(c, semaphore, outcomes) for c in group))
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            uncancel = getattr(task, "uncancel", None)
+            if uncancel is not None:  # Python >= 3.11: we handled this cancellation
+                uncancel()
+            _log.warning("tool calls cancelled; answering the unfinished ones as cancelled")
+        message = "The call was cancelled before it finished because the run was stopped."
+        done = [
+            outcome
+            if outcome is not None
+            else (_failure(call.name, "cancelled", message, retryable=True), 0.0)
+            for call, outcome in zip(calls, outcomes, strict=True)
+        ]
+        return self._update(calls, done)
+
+    def _groups(self, calls: list[PendingCall]) -> list[list[PendingCall]]:
+        """Consecutive parallel calls form one group; a sequential call is a group alone."""
+        groups: list[list[PendingCall]] = []
+        current: list[PendingCall] = []
+        for call in calls:
+            if self._is_alone(call.name):
+                if current:
+                    groups.append(current)
+                    current = []
+                groups.append([call])
+            else:
+                current.append(call)
+        if current:
+            groups.append(current)
+        return groups
+
+    def _is_alone(self, name: str) -> bool:
+        tool = self._registry.tool(name) if name else None
+        return tool is not None and (
+            bool(getattr(tool, "sequential", False)) or not getattr(tool, "run_in_thread", True)
+        )
+
+    async def _run_one(
+        self,
+        call: PendingCall,
+        semaphore: asyncio.Semaphore,
+        outcomes: list[tuple[ToolResult, float] | None],
+    ) -> None:
+        async with semaphore:
+            started = time.perf_counter()
+            try:
+                result = await self._execute_bounded(call)
+            except Exception as exc:
+                result = self._escaped(call, exc)
+            outcomes[call.index] = (result, (time.perf_counter() - started) * 1000)
+
+    async def _execute_bounded(self, call: PendingCall) -> ToolResult:
+        if self._call_timeout is None:
+            return await self._execute(call)
+        try:
+            return await asyncio.wait_for(self._execute(call), self._call_timeout)
+        except asyncio.TimeoutError:
+            return _failure(
+                call.name,
+                "timeout",
+                f"The tool '{call.name}' did not finish within {self._call_timeout:g} seconds. "
+                "Try again with a smaller request, or take another approach.",
+                retryable=True,
+            )
+
+    async def _execute(self, call: PendingCall) -> ToolResult:
+        tool = self._registry.tool(call.name) if call.name else None
+        on_loop = tool is not None and (
+            inspect.iscoroutinefunction(getattr(tool, "execute_internal", None))
+            or not getattr(tool, "run_in_thread", True)
+        )
+        if on_loop:
+            return await self._registry.acall_tool_raw(call.name, call.arguments)
+        loop = asyncio.get_running_loop()
+        future = self._worker_pool().submit(
+            lambda: self._registry.call_tool_raw(call.name, call.arguments)
+        )
+        return await asyncio.wrap_future(future, loop=loop)
+
+    def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
+        started = time.perf_counter()
+        try:
+            result = self._registry.call_tool_raw(call.name, call.arguments)
+        except Exception as exc:
+            result = self._escaped(call, exc)
+        return result, (time.perf_counter() - started) * 1000
+
+    def _escaped(self, call: PendingCall, exc: Exception) -> ToolResult:
+        _log.error(
+            "tool call %s (%r) raised %s past the registry",
+            call.id,
+            call.name,
+            type(exc).__name__,
+            exc_info=exc,
+        )
+        return _failure(
+            call.name,
+            "execution_error",
+            f"The tool '{call.name}' failed with an internal error. This was not caused by "
+            "your arguments; try again later or take another approach.",
+        )
+
+    def _worker_pool(self) -> DaemonPool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = DaemonPool(self._max_parallel)
+            return self._pool
+
+    # ------------------------------------------------------------------ answers
+
+    def _update(
+        self, calls: Sequence[PendingCall], outcomes: Sequence[tuple[ToolResult, float]]
+    ) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        records: list[ToolCallRecord] = []
+        for call, (outcome, duration_ms) in zip(calls, outcomes, strict=True):
+            content, truncated, result = self._content(call, outcome)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            records.append(
+                ToolCallRecord(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    arguments=_arguments_for_trace(call.arguments),
+                    status=result.status,
+                    error_type=result.error.type if result.error is not None else None,
+                    duration_ms=round(duration_ms, 3),
+                    truncated=truncated,
+                )
+            )
+        return {"messages": messages, "tool_results": records}
+
+    def _content(self, call: PendingCall, result: ToolResult) -> tuple[str, bool, ToolResult]:
+        try:
+            text, truncated = fit(result.to_dict(), self._max_output_chars)
+        except (TypeError, ValueError) as exc:
+            _log.error("tool %r returned a result that is not JSON: %s", call.name, exc)
+            result = _failure(
+                call.name,
+                "execution_error",
+                f"The tool '{call.name}' produced a result that could not be encoded as JSON.",
+            )
+            text, truncated = dumps(result.to_dict()), False
+        return text, truncated, result
+
+
+def _arguments_for_trace(arguments: Any) -> Any:
+    """The arguments as a dict when they parse as a JSON object, else as sent (text)."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, bytes):
+        arguments = arguments.decode("utf-8", errors="replace")
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            return arguments
+        return parsed if isinstance(parsed, dict) else arguments
+    return arguments

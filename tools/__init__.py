@@ -1,0 +1,61 @@
+"""tooldeck's tool layer: write a tool once, validate, run, meter and export it everywhere.
+
+The public names below are the API; modules starting with ``_`` are private.
+"""
+
+from tools.base import BaseTool
+from tools.composite import ActionCall, ActionStrategy, CompositeTool
+from tools.errors import (
+    CircuitOpenError,
+    DuplicateToolError,
+    ErrorType,
+    InvalidArgumentsError,
+    InvalidToolNameError,
+    PermissionDeniedError,
+    ToolCancelledError,
+    ToolDefinitionError,
+    TooldeckError,
+    ToolError,
+    ToolTimeoutError,
+    UnknownActionError,
+    UnknownToolError,
+    UnsupportedSchemaError,
+    UpstreamError,
+)
+from tools.function_tool import FunctionTool
+from tools.metrics import InMemoryMetrics, MetricsSink, ToolStats
+from tools.registry import BoundTool, LocalToolRegistry
+from tools.resilience import CircuitBreaker, RetryPolicy
+from tools.result import ErrorInfo, ToolResult
+
+__all__ = [
+    "ActionCall",
+    "ActionStrategy",
+    "BaseTool",
+    "BoundTool",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "CompositeTool",
+    "DuplicateToolError",
+    "ErrorInfo",
+    "ErrorType",
+    "FunctionTool",
+    "InMemoryMetrics",
+    "InvalidArgumentsError",
+    "InvalidToolNameError",
+    "LocalToolRegistry",
+    "MetricsSink",
+    "PermissionDeniedError",
+    "RetryPolicy",
+    "ToolCancelledError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolResult",
+    "ToolStats",
+    "ToolTimeoutError",
+    "TooldeckError",
+    "UnknownActionError",
+    "UnknownToolError",
+    "UnsupportedSchemaError",
+    "UpstreamError",
+]

@@ -1,0 +1,193 @@
+"""Model-facing argument errors: field path, what was expected, what was sent."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic.config import ExtraValues
+
+from tools._strict import strip_disallowed_nulls
+from tools.errors import InvalidArgumentsError
+
+_MAX_GOT = 80
+_MAX_ERRORS = 12
+
+
+def _path(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(arguments)"
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _MAX_GOT else text[: _MAX_GOT - 3] + "..."
+
+
+def _type_label(node: Mapping[str, Any]) -> str:
+    if "enum" in node:
+        return "|".join(_short(v) for v in node["enum"][:8]) + ("|..." if len(node["enum"]) > 8 else "")
+    if "const" in node:
+        return _short(node["const"])
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    if isinstance(kind, str):
+        if kind == "array" and isinstance(node.get("items"), Mapping):
+            return f"array of {_type_label(node['items'])}"
+        return kind
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            return "|".join(_type_label(b) for b in node[key] if isinstance(b, Mapping))
+    if "$ref" in node:
+        return str(node["$ref"]).rsplit("/", 1)[-1]
+    return "any"
+
+
+def accepted_arguments(schema: Mapping[str, Any]) -> list[str]:
+    """One short line per top-level argument: name, type, required or default."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    required = set(schema.get("required") or ())
+    lines = []
+    for name, node in props.items():
+        node = node if isinstance(node, Mapping) else {}
+        if name in required:
+            state = "required"
+        elif "default" in node:
+            state = f"default {_short(node['default'])}"
+        else:
+            state = "optional"
+        lines.append(f"{name} ({_type_label(node)}, {state})")
+    return lines
+
+
+def field_error(path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool = True) -> dict[str, Any]:
+    """A field-level error record as shown to the model."""
+    record: dict[str, Any] = {"field": _path(path), "problem": problem}
+    if sent and got is not ...:
+        record["got"] = _short(got)
+    return record
+
+
+def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Turn pydantic's ``ValidationError.errors()`` into field records without URL noise."""
+    records = []
+    for err in errors:
+        kind = err.get("type")
+        loc = tuple(err.get("loc", ()))
+        if kind == "missing":
+            records.append(field_error(loc, "required argument is missing", sent=False))
+        elif kind == "extra_forbidden":
+            records.append(field_error(loc, "unknown argument, not accepted by this tool", sent=False))
+        else:
+            records.append(field_error(loc, str(err.get("msg", "invalid value")), err.get("input")))
+    return records
+
+
+def invalid_arguments(
+    tool_name: str,
+    records: Sequence[Mapping[str, Any]],
+    schema: Mapping[str, Any] | None,
+    *,
+    headline: str | None = None,
+) -> InvalidArgumentsError:
+    """Build the ``validation_error`` the model sees for ``records`` against ``schema``."""
+    lines = [headline or f"Invalid arguments for tool '{tool_name}':"]
+    for record in records[:_MAX_ERRORS]:
+        got = f" (got {record['got']})" if "got" in record else ""
+        lines.append(f"- {record['field']}: {record['problem']}{got}")
+    if len(records) > _MAX_ERRORS:
+        lines.append(f"- ... and {len(records) - _MAX_ERRORS} more")
+    accepted = accepted_arguments(schema) if schema else []
+    if accepted:
+        lines.append("Accepted arguments: " + "; ".join(accepted) + ".")
+    lines.append("Call the tool again with corrected arguments.")
+    details: dict[str, Any] = {"errors": list(records)}
+    if accepted:
+        details["accepted"] = list(schema.get("properties", {})) if schema else []
+    return InvalidArgumentsError("\n".join(lines), details=details)
+
+
+def validate_with_model(
+    model: type[BaseModel],
+    arguments: Mapping[str, Any],
+    *,
+    schema: Mapping[str, Any],
+    tool_name: str,
+    extra: ExtraValues | None,
+    headline: str | None = None,
+) -> Any:
+    """Validate ``arguments`` into ``model``; a null for a non-nullable field means "default".
+
+    The first attempt is plain validation (the cheap, common path). Only when it fails and
+    the arguments hold nulls that the schema does not admit are those nulls dropped and the
+    validation repeated, so ``{"limit": null}`` behaves like leaving ``limit`` out.
+
+    Raises:
+        InvalidArgumentsError: field-level errors written for the model.
+    """
+    try:
+        return model.model_validate(arguments, extra=extra)
+    except ValidationError as exc:
+        error = exc
+    stripped = strip_disallowed_nulls(arguments, schema)
+    if stripped is not arguments:
+        try:
+            return model.model_validate(stripped, extra=extra)
+        except ValidationError as exc:
+            error = exc
+    records = from_pydantic_errors(error.errors(include_url=False, include_context=False))
+    raise invalid_arguments(tool_name, records, schema, headline=headline)
+
+
+def validate_with_schema(
+    validator: Any,
+    arguments: Mapping[str, Any],
+    *,
+    schema: Mapping[str, Any],
+    tool_name: str,
+    headline: str | None = None,
+) -> dict[str, Any]:
+    """Validate ``arguments`` against a hand-written JSON schema (a ``jsonschema`` validator).
+
+    Nulls the schema does not admit are dropped first, then top-level ``default`` values
+    are filled in for absent properties. Returns the validated dict.
+
+    Raises:
+        InvalidArgumentsError: field-level errors written for the model.
+    """
+    cleaned = strip_disallowed_nulls(arguments, schema)
+    errors = list(validator.iter_errors(cleaned))
+    if errors:
+        records = [_jsonschema_record(err) for err in errors]
+        raise invalid_arguments(tool_name, records, schema, headline=headline)
+    result = dict(cleaned)
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for key, node in props.items():
+            if key not in result and isinstance(node, Mapping) and "default" in node:
+                result[key] = copy.deepcopy(node["default"])
+    return result
+
+
+def _jsonschema_record(err: Any) -> dict[str, Any]:
+    path = list(err.absolute_path)
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        return field_error([*path, missing], "required argument is missing", sent=False)
+    if err.validator == "additionalProperties":
+        return field_error(path, f"unknown argument(s): {err.message}", sent=False)
+    return field_error(path, err.message, err.instance)

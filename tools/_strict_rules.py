@@ -1,0 +1,334 @@
+"""The rulebook of OpenAI strict mode: keyword tables, null admission, limits.
+
+Pure helpers for :mod:`tools._strict`. Nothing here does I/O or keeps state between calls.
+The rules come from ``../shared/STRICT.md`` (OpenAI's Structured Outputs documentation and
+the ``openai`` SDK's strict transform).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: JSON Schema's type names. Anything else in ``type`` (``"float"``, ``"dict"``) is invalid.
+JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+
+#: Scalar types that may be made nullable with ``type: [T, "null"]``.
+SCALAR_TYPES = frozenset({"string", "number", "integer", "boolean"})
+
+#: ``format`` values strict mode accepts on strings; other formats are dropped.
+ALLOWED_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+
+#: Numeric constraint keywords strict mode accepts on number and integer nodes.
+NUMBER_KEYWORDS = ("multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+#: Array constraint keywords strict mode accepts.
+ARRAY_KEYWORDS = ("minItems", "maxItems")
+
+#: Keywords that change what may be sent and that strict mode cannot express, with why.
+UNSUPPORTED_KEYWORDS: Mapping[str, str] = {
+    "patternProperties": "patternProperties (keys matching a pattern) cannot be expressed in "
+    "strict mode; declare the keys as properties",
+    "prefixItems": "a tuple (prefixItems) cannot be expressed in strict mode; use a list of "
+    "one item type or an object with named fields",
+    "if": "if/then/else cannot be expressed in strict mode",
+    "then": "if/then/else cannot be expressed in strict mode",
+    "else": "if/then/else cannot be expressed in strict mode",
+    "dependentSchemas": "dependentSchemas cannot be expressed in strict mode",
+    "unevaluatedProperties": "unevaluatedProperties cannot be expressed in strict mode",
+    "unevaluatedItems": "unevaluatedItems cannot be expressed in strict mode",
+    "$dynamicRef": "$dynamicRef cannot be resolved for strict mode; use $defs and $ref",
+    "$recursiveRef": "$recursiveRef cannot be resolved for strict mode; use $defs and $ref",
+}
+
+#: Keywords that carry structure: a ``$ref`` beside one of these must be inlined or merged.
+#: Everything not listed (``title``, ``default``, ``examples``, ``minLength`` ...) is dropped.
+MEANINGFUL_KEYWORDS = frozenset(
+    {
+        "type",
+        "description",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "pattern",
+        "format",
+        *NUMBER_KEYWORDS,
+        *ARRAY_KEYWORDS,
+        *UNSUPPORTED_KEYWORDS,
+    }
+)
+
+#: Limits of STRICT.md rule 9 (hard) and the older limits some deployments state (warn).
+MAX_PROPERTIES = 5_000
+MAX_NESTING = 10
+MAX_STRING_TOTAL = 120_000
+MAX_ENUM_VALUES = 1_000
+LARGE_STRING_ENUM = 250
+MAX_LARGE_ENUM_CHARS = 15_000
+LEGACY_MAX_PROPERTIES = 100
+LEGACY_MAX_NESTING = 5
+
+#: Schema nesting past which null admission is not examined further.
+MAX_NULL_DEPTH = 64
+
+#: Longest JSON text of a default that is quoted in a description.
+MAX_DEFAULT_TEXT = 200
+
+
+def declared_types(node: Mapping[str, Any]) -> list[str] | None:
+    """The ``type`` of a node as a list, or None when it has none or it is malformed."""
+    kind = node.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
+        return list(dict.fromkeys(kind))
+    return None
+
+
+def value_matches_type(value: Any, kind: str) -> bool:
+    """Whether a JSON value is an instance of JSON Schema type ``kind``."""
+    if kind == "null":
+        return value is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "array":
+        return isinstance(value, list | tuple)
+    if kind == "object":
+        return isinstance(value, Mapping)
+    return False
+
+
+def describe_default(description: str | None, default: Any) -> str:
+    """``description`` with "Defaults to X." appended (the value JSON-encoded).
+
+    A string default is quoted with single quotes (``Defaults to 'metric'.``); a default
+    whose JSON text is longer than :data:`MAX_DEFAULT_TEXT` characters or that is not
+    JSON-serialisable is mentioned without its value.
+    """
+    if isinstance(default, str):
+        inner = json.dumps(default, ensure_ascii=False)[1:-1].replace("'", "\\'")
+        text = f"'{inner}'"
+    else:
+        try:
+            text = json.dumps(default, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = ""
+    sentence = (
+        f"Defaults to {text}."
+        if text and len(text) <= MAX_DEFAULT_TEXT
+        else "Has a default value, used when null is sent."
+    )
+    base = (description or "").rstrip()
+    if not base:
+        return sentence
+    if base[-1] not in ".!?":
+        base += "."
+    return f"{base} {sentence}"
+
+
+class RefResolver:
+    """Looks up local ``$ref`` targets: ``#``, ``#/$defs/X``, ``#/definitions/X``, pointers.
+
+    Args:
+        root: The whole schema (for ``#`` and JSON pointers), or None.
+        defs: A name -> schema mapping used for ``#/$defs/X`` and ``#/definitions/X``
+            before looking into ``root``; None to use the root's own ``$defs``.
+    """
+
+    def __init__(self, root: Mapping[str, Any] | None, defs: Mapping[str, Any] | None) -> None:
+        self._root = root
+        self._defs = defs
+
+    def lookup(self, ref: Any) -> Any:
+        """The target of ``ref``, or None when it is not a resolvable local reference."""
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        if ref == "#":
+            return self._root
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/")]
+        if len(parts) == 2 and parts[0] in ("$defs", "definitions") and self._defs is not None:
+            target = self._defs.get(parts[1])
+            if target is not None:
+                return target
+        node: Any = self._root
+        for part in parts:
+            if isinstance(node, Mapping):
+                node = node.get(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+
+def admits_null(
+    node: Any, refs: RefResolver, seen: frozenset[str] = frozenset(), depth: int = 0
+) -> bool:
+    """Whether ``null`` may be valid under ``node`` (see :func:`tools._strict.schema_admits_null`).
+
+    Unresolvable or cyclic references, malformed nodes and nodes nested past
+    :data:`MAX_NULL_DEPTH` count as admitting null: the answer errs on the side of keeping
+    a null the model sent.
+    """
+    if node is False:
+        return False
+    if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
+        return True
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref not in seen:
+        target = refs.lookup(ref)
+        if target is not None and not admits_null(target, refs, seen | {ref}, depth + 1):
+            return False
+    kinds = node.get("type")
+    if isinstance(kinds, str) and kinds != "null":
+        return False
+    if isinstance(kinds, list) and "null" not in kinds:
+        return False
+    enum = node.get("enum")
+    if isinstance(enum, list) and None not in enum:
+        return False
+    if "const" in node and node["const"] is not None:
+        return False
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and not all(admits_null(e, refs, seen, depth + 1) for e in all_of):
+        return False
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list) and not any(
+            admits_null(b, refs, seen, depth + 1) for b in branches
+        ):
+            return False
+    return True
+
+
+@dataclass
+class _Tally:
+    properties: int = 0
+    chars: int = 0
+    enum_values: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Check a strict schema against STRICT.md rule 9.
+
+    Returns:
+        ``(problems, warnings)``: problems are ``(path, reason)`` pairs for hard limits
+        exceeded; warnings name the older 100 properties / 5 levels limits when passed.
+    """
+    tally = _Tally()
+    defs = schema.get("$defs")
+    defs = defs if isinstance(defs, Mapping) else {}
+    _count(schema, "", tally)
+    for name, sub in defs.items():
+        tally.chars += len(name)
+        _count(sub, f"$defs.{name}", tally)
+    depth = _depth(schema, defs, {}, frozenset())
+    problems = list(tally.problems)
+    if tally.properties > MAX_PROPERTIES:
+        problems.append(
+            ("", f"{tally.properties} properties in all; strict mode allows {MAX_PROPERTIES}")
+        )
+    if depth > MAX_NESTING:
+        problems.append(("", f"{depth} levels of object nesting; strict mode allows {MAX_NESTING}"))
+    if tally.chars > MAX_STRING_TOTAL:
+        problems.append(
+            (
+                "",
+                f"property names, definition names, enum and const values total {tally.chars} "
+                f"characters; strict mode allows {MAX_STRING_TOTAL}",
+            )
+        )
+    if tally.enum_values > MAX_ENUM_VALUES:
+        problems.append(
+            ("", f"{tally.enum_values} enum values in all; strict mode allows {MAX_ENUM_VALUES}")
+        )
+    warnings = []
+    if tally.properties > LEGACY_MAX_PROPERTIES:
+        warnings.append(
+            f"{tally.properties} properties in all: more than the {LEGACY_MAX_PROPERTIES} that "
+            "some deployments (older Azure OpenAI docs) accept under strict mode"
+        )
+    if depth > LEGACY_MAX_NESTING:
+        warnings.append(
+            f"{depth} levels of object nesting: more than the {LEGACY_MAX_NESTING} that some "
+            "deployments (older Azure OpenAI docs) accept under strict mode"
+        )
+    return problems, warnings
+
+
+def _count(node: Any, path: str, tally: _Tally) -> None:
+    if not isinstance(node, Mapping):
+        return
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        tally.properties += len(props)
+        for name, sub in props.items():
+            tally.chars += len(name)
+            _count(sub, f"{path}.{name}" if path else name, tally)
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        _count(items, f"{path}[]", tally)
+    branches = node.get("anyOf")
+    if isinstance(branches, list):
+        for branch in branches:
+            _count(branch, path, tally)
+    enum = node.get("enum")
+    if isinstance(enum, list):
+        tally.enum_values += len(enum)
+        strings = [v for v in enum if isinstance(v, str)]
+        size = sum(len(v) for v in strings)
+        tally.chars += size
+        if len(strings) > LARGE_STRING_ENUM and size > MAX_LARGE_ENUM_CHARS:
+            tally.problems.append(
+                (
+                    path,
+                    f"an enum of {len(strings)} strings totalling {size} characters; strict mode "
+                    f"allows {MAX_LARGE_ENUM_CHARS} characters when an enum has more than "
+                    f"{LARGE_STRING_ENUM} values",
+                )
+            )
+    if isinstance(node.get("const"), str):
+        tally.chars += len(node["const"])
+
+
+def _depth(node: Any, defs: Mapping[str, Any], memo: dict[str, int], stack: frozenset[str]) -> int:
+    """Levels of object nesting in ``node`` (an object counts 1), following ``$ref`` once."""
+    if not isinstance(node, Mapping):
+        return 0
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~")
+        if name in stack:
+            return 0
+        if name not in memo:
+            memo[name] = _depth(defs.get(name), defs, memo, stack | {name})
+        return memo[name]
+    children: list[Any] = []
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        children.extend(props.values())
+    if isinstance(node.get("items"), Mapping):
+        children.append(node["items"])
+    if isinstance(node.get("anyOf"), list):
+        children.extend(node["anyOf"])
+    inner = max((_depth(c, defs, memo, stack) for c in children), default=0)
+    return inner + (1 if isinstance(props, Mapping) else 0)

@@ -1,0 +1,386 @@
+"""``BaseTool[TRequest, TResponse]``: validate -> execute -> format, inside one envelope."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import itertools
+import json
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from tools._aio import run_coroutine_sync
+from tools._arguments import (
+    field_error,
+    from_pydantic_errors,
+    invalid_arguments,
+    validate_with_model,
+    validate_with_schema,
+)
+from tools._names import check_tool_name
+from tools.errors import InvalidArgumentsError, ToolDefinitionError, ToolError
+from tools.result import ErrorInfo, ToolResult, to_jsonable
+
+if TYPE_CHECKING:
+    from tools.resilience import RetryPolicy
+
+logger = logging.getLogger(__name__)
+
+TRequest = TypeVar("TRequest")
+TResponse = TypeVar("TResponse")
+
+# Cheap, unique-enough request ids: a per-process random prefix and a counter.
+_ID_PREFIX = os.urandom(3).hex()
+_ids = itertools.count(1)
+_UTC = timezone.utc
+
+
+def new_request_id() -> str:
+    """A short id, unique within this process and unlikely to collide across processes."""
+    return f"{_ID_PREFIX}-{next(_ids):x}"
+
+
+class BaseTool(ABC, Generic[TRequest, TResponse]):
+    """A tool the model can call: typed request in, JSON-compatible data out.
+
+    Subclass with pydantic models as the generic arguments, set ``name``,
+    ``description`` and ``version``, and implement :meth:`execute_internal` (plain or
+    ``async def``). Everything else — validation with model-facing errors, output
+    formatting, timing, request ids and the :class:`~tools.result.ToolResult` envelope —
+    comes from this class. :meth:`execute` never raises for bad input or a failing tool.
+
+    Class attributes (instances may override them in ``__init__``):
+        name: ``^[a-zA-Z0-9_-]{1,64}$``, checked at class creation.
+        description: What the tool does, written for the model.
+        version: The tool's version, reported in every result's metadata.
+        RequestModel / ResponseModel: default to the generic arguments when those are models.
+        parameters: A hand-written JSON schema for the model. Without a ``RequestModel``
+            input is validated against it and the tool receives the validated ``dict``.
+        timeout: Seconds a call may take through the registry (None: no limit).
+        retry: A :class:`~tools.resilience.RetryPolicy` for retryable errors (None: no retry).
+        sequential: Run alone rather than beside other calls in the graph.
+        run_in_thread: Run a sync tool in a worker thread when called from async code;
+            set False for thread-affine tools.
+        expose_exceptions: Show unexpected exception text to the model (debugging only).
+        manual: Routing metadata (a ``ToolManual``), optional.
+    """
+
+    name: str = ""
+    description: str = ""
+    version: str = "0.1.0"
+    RequestModel: type[BaseModel] | None = None
+    ResponseModel: type[BaseModel] | None = None
+    parameters: dict[str, Any] | None = None
+    timeout: float | None = None
+    retry: RetryPolicy | None = None
+    sequential: bool = False
+    run_in_thread: bool = True
+    expose_exceptions: bool = False
+    manual: Any = None
+
+    _fast_json: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            origin = get_origin(base)
+            if not (inspect.isclass(origin) and issubclass(origin, BaseTool)):
+                continue
+            args = get_args(base)
+            for attr, arg in zip(("RequestModel", "ResponseModel"), args):
+                if attr not in cls.__dict__ and inspect.isclass(arg) and issubclass(arg, BaseModel):
+                    setattr(cls, attr, arg)
+        if cls.__dict__.get("name"):
+            check_tool_name(cls.__dict__["name"], owner=f"class {cls.__qualname__}")
+        if cls.__dict__.get("parameters") is not None:
+            check_parameters_schema(cls.__dict__["parameters"], owner=f"class {cls.__qualname__}")
+        # The JSON fast path is only valid when validation is the default one.
+        cls._fast_json = cls.validate_input is BaseTool.validate_input
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def validate_input(self, /, **kwargs: Any) -> TRequest:
+        """Turn the model's arguments into the request ``execute_internal`` receives.
+
+        Default: validation against ``RequestModel`` (closed: unknown arguments are an
+        error unless the model says ``extra="allow"``), else against ``parameters``.
+
+        Raises:
+            InvalidArgumentsError: with field-level messages for the model.
+        """
+        model = self.RequestModel
+        if model is not None:
+            return validate_with_model(  # type: ignore[no-any-return]
+                model,
+                kwargs,
+                schema=self._input_schema(),
+                tool_name=self.name,
+                extra=None if model.model_config.get("extra") == "allow" else "forbid",
+            )
+        if self.parameters is None:
+            return kwargs  # type: ignore[return-value]
+        return validate_with_schema(  # type: ignore[return-value]
+            self._validator(), kwargs, schema=self.parameters, tool_name=self.name
+        )
+
+    @abstractmethod
+    def execute_internal(self, request: TRequest) -> TResponse:
+        """Do the work. May be ``async def``. Raise ``ToolError`` for failures the model should see."""
+
+    def format_output(self, response: TResponse) -> Any:
+        """Turn the response into the ``data`` the model sees (default: JSON-mode dump)."""
+        if isinstance(response, BaseModel):
+            return response.model_dump(mode="json")
+        return to_jsonable(response)
+
+    # ----------------------------------------------------------------- entry points
+
+    def execute(self, /, **kwargs: Any) -> ToolResult:
+        """Run the whole lifecycle synchronously; never raises for bad input or tool failures."""
+        return self._execute(kwargs, None)
+
+    def execute_raw(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
+        """Like :meth:`execute`, with the arguments as an LLM sends them (JSON text or a dict).
+
+        Empty or ``None`` means no arguments; text that is not a JSON object is a
+        ``validation_error`` telling the model to send one.
+        """
+        if isinstance(arguments, (str, bytes)) and self._fast_json and self.RequestModel is not None:
+            return self._execute(None, arguments)
+        return self._execute_parsed(arguments)
+
+    async def aexecute(self, /, **kwargs: Any) -> ToolResult:
+        """Async twin of :meth:`execute`: sync tools run in a worker thread (unless opted out)."""
+        return await self._aexecute(kwargs)
+
+    async def aexecute_raw(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
+        """Async twin of :meth:`execute_raw`."""
+        try:
+            kwargs = parse_arguments(arguments, self.name)
+        except InvalidArgumentsError as exc:
+            return self._error_result(exc, time.perf_counter_ns(), time.time(), new_request_id())
+        return await self._aexecute(kwargs)
+
+    def __call__(self, /, **kwargs: Any) -> dict[str, Any]:
+        """``execute(**kwargs).to_dict()``: a tool is a plain callable returning a dict."""
+        return self._execute(kwargs, None).to_dict()
+
+    # ----------------------------------------------------------------- schema
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (a fresh copy)."""
+        return copy.deepcopy(self._input_schema())
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of ``data`` when a ``ResponseModel`` is known, else None."""
+        if self.ResponseModel is None:
+            return None
+        from tools.schema import model_schema
+
+        return model_schema(self.ResponseModel, closed=False, mode="serialization")
+
+    def _input_schema(self) -> dict[str, Any]:
+        cached = self.__dict__.get("_td_input_schema")
+        if cached is None:
+            from tools.schema import tool_input_schema
+
+            cached = self.__dict__["_td_input_schema"] = tool_input_schema(self)
+        return cached  # type: ignore[no-any-return]
+
+    def _validator(self) -> Any:
+        cached = self.__dict__.get("_td_validator")
+        if cached is None:
+            from jsonschema import validators
+
+            schema = self.parameters or {}
+            cached = self.__dict__["_td_validator"] = validators.validator_for(schema)(schema)
+        return cached
+
+    def reset_schema_cache(self) -> None:
+        """Forget cached schemas and validators after changing ``parameters`` or models."""
+        self.__dict__.pop("_td_input_schema", None)
+        self.__dict__.pop("_td_validator", None)
+
+    # ----------------------------------------------------------------- internals
+
+    def _execute_parsed(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
+        try:
+            kwargs = parse_arguments(arguments, self.name)
+        except InvalidArgumentsError as exc:
+            return self._error_result(exc, time.perf_counter_ns(), time.time(), new_request_id())
+        return self._execute(kwargs, None)
+
+    def _execute(self, kwargs: dict[str, Any] | None, raw: str | bytes | None) -> ToolResult:
+        t0 = time.perf_counter_ns()
+        started = time.time()
+        request_id = new_request_id()
+        try:
+            if raw is not None:
+                request = self._validate_json(raw)
+                if request is None:  # not the happy path: take the general one
+                    return self._execute_parsed(raw)
+            else:
+                request = self._validate(kwargs or {})
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        try:
+            response: Any = self.execute_internal(request)
+            if inspect.isawaitable(response):
+                response = run_coroutine_sync(_awaited(response))
+            data = self.format_output(response)
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+            return self._unexpected(exc, t0, started, request_id)
+        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
+
+    async def _aexecute(self, kwargs: dict[str, Any]) -> ToolResult:
+        t0 = time.perf_counter_ns()
+        started = time.time()
+        request_id = new_request_id()
+        try:
+            request = self._validate(kwargs)
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        try:
+            if self.run_in_thread and not _is_async_callable(self.execute_internal):
+                response: Any = await asyncio.to_thread(self.execute_internal, request)
+            else:
+                response = self.execute_internal(request)
+            if inspect.isawaitable(response):
+                response = await response
+            data = self.format_output(response)
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+            return self._unexpected(exc, t0, started, request_id)
+        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
+
+    def _validate(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return self.validate_input(**kwargs)
+        except ValidationError as exc:  # raised by an overriding validate_input
+            records = from_pydantic_errors(exc.errors(include_url=False, include_context=False))
+            raise invalid_arguments(self.name, records, self._input_schema()) from None
+
+    def _validate_json(self, raw: str | bytes) -> Any:
+        """The happy path for JSON text: validation in pydantic's Rust core, no dict built."""
+        model = self.RequestModel
+        assert model is not None  # noqa: S101 - guarded by execute_raw
+        try:
+            return model.model_validate_json(
+                raw, extra=None if model.model_config.get("extra") == "allow" else "forbid"
+            )
+        except ValidationError:
+            return None
+
+    def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
+        return {
+            "tool_name": self.name,
+            "tool_version": self.version,
+            "request_id": request_id,
+            "started_at": datetime.fromtimestamp(started, _UTC).isoformat(),
+            "duration_ms": (time.perf_counter_ns() - t0) / 1e6,
+            "attempts": 1,
+        }
+
+    def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
+        info = ErrorInfo(exc.error_type, exc.message, exc.retryable, to_jsonable(exc.details))
+        return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
+
+    def _unexpected(self, exc: Exception, t0: int, started: float, request_id: str) -> ToolResult:
+        logger.error(
+            "tool %r raised %s (request_id=%s)", self.name, type(exc).__name__, request_id, exc_info=exc
+        )
+        message = (
+            f"The tool '{self.name}' failed with an internal error (request id {request_id}). "
+            "This was not caused by your arguments; try again later or take another approach."
+        )
+        if self.expose_exceptions:
+            message += f" Exception: {type(exc).__name__}: {exc}"
+        info = ErrorInfo("execution_error", message, False, None)
+        return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _is_async_callable(func: Any) -> bool:
+    return inspect.iscoroutinefunction(func)
+
+
+def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:
+    """Decode the arguments of a tool call as a model sends them.
+
+    Accepts JSON text, bytes, an already-decoded mapping, or None/empty for "no arguments".
+
+    Raises:
+        InvalidArgumentsError: the text is not JSON, or not a JSON object.
+    """
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, (str, bytes)):
+        if not arguments.strip():
+            return {}
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidArgumentsError(
+                f"The arguments for tool '{tool_name}' are not valid JSON ({_json_problem(exc)}). "
+                'Send one JSON object, e.g. {"argument": "value"}.'
+            ) from None
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        raise invalid_arguments(
+            tool_name,
+            [field_error((), "arguments must be a JSON object", value)],
+            None,
+            headline=f"The arguments for tool '{tool_name}' must be a JSON object, not {type(value).__name__}:",
+        )
+    raise InvalidArgumentsError(
+        f"The arguments for tool '{tool_name}' must be a JSON object, not {type(arguments).__name__}."
+    )
+
+
+def _json_problem(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
+def check_parameters_schema(schema: Any, *, owner: str) -> None:
+    """Check a hand-written ``parameters`` schema against the JSON-schema meta-schema.
+
+    Raises:
+        ToolDefinitionError: naming ``owner``, the problem and the fix.
+    """
+    if not isinstance(schema, Mapping):
+        raise ToolDefinitionError(f"{owner}: parameters must be a JSON schema object (a dict).")
+    kind = schema.get("type", "object")
+    if kind != "object":
+        raise ToolDefinitionError(
+            f"{owner}: parameters must describe an object (type 'object'), got type {kind!r}; "
+            'wrap the arguments: {"type": "object", "properties": {...}}.'
+        )
+    from jsonschema import exceptions, validators
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise ToolDefinitionError(
+            f"{owner}: parameters is not a valid JSON schema at {where}: {exc.message}"
+        ) from None

@@ -1,0 +1,116 @@
+"""The sandbox contract: :class:`SandboxClient`, :class:`SandboxLimits`, :class:`SandboxResult`.
+
+A sandbox runs a piece of source code in some language and reports what happened. The
+embedded implementation is :class:`~tools.builtin.code_executor.local.LocalSandbox`
+(a separate, limited process on this machine); a remote one (a container service, a
+Firecracker VM, ...) implements the same protocol and is handed to
+:class:`~tools.builtin.code_executor.tool.CodeExecutorTool` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """Resource limits for one run. All values are bounded and positive.
+
+    Attributes:
+        timeout_seconds: Wall-clock limit; the whole process tree is killed after it.
+        cpu_seconds: CPU time limit per process (``RLIMIT_CPU``).
+        memory_mb: Address-space limit per process (``RLIMIT_AS``), in MiB.
+        file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``), in MiB.
+        max_processes: Processes the sandbox user may own (``RLIMIT_NPROC``); only
+            enforced when the sandbox runs under its own uid (the launcher runs as root).
+        max_open_files: Open file descriptors per process (``RLIMIT_NOFILE``).
+        max_output_bytes: Bytes of stdout and of stderr kept in the result; the rest is cut.
+        max_drain_bytes: Total output read before the run is killed as runaway.
+        max_code_bytes: Largest accepted source code.
+        max_stdin_bytes: Largest accepted stdin.
+    """
+
+    timeout_seconds: float = 10.0
+    cpu_seconds: int = 10
+    memory_mb: int = 512
+    file_size_mb: int = 16
+    max_processes: int = 64
+    max_open_files: int = 64
+    max_output_bytes: int = 64_000
+    max_drain_bytes: int = 8_000_000
+    max_code_bytes: int = 200_000
+    max_stdin_bytes: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not value > 0:
+                msg = f"SandboxLimits.{name} must be positive, got {value!r}"
+                raise ValueError(msg)
+        if self.max_drain_bytes < self.max_output_bytes:
+            msg = "SandboxLimits.max_drain_bytes must be >= max_output_bytes"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxResult:
+    """What happened in one run.
+
+    Attributes:
+        language: The language the code ran as.
+        stdout: Captured standard output (UTF-8, invalid bytes replaced), cut at the limit.
+        stderr: Captured standard error, cut likewise.
+        exit_code: The process exit code; negative ``-N`` when it died of signal ``N``;
+            ``None`` when it never started.
+        duration_ms: Wall-clock time of the run.
+        timed_out: The wall-clock limit was hit and the process tree killed.
+        killed: The program ended by a signal (ours or the kernel's, e.g. a CPU limit).
+        truncated: stdout or stderr was cut at ``max_output_bytes``.
+        network_isolated: The program ran in its own, empty network namespace.
+        signal: Name of the fatal signal (``"SIGKILL"``, ``"SIGXCPU"``, ...), if any.
+        note: A one-line explanation for the model when a limit ended the run.
+        isolation: What isolation was in force (``network``, ``pid_namespace``, ``uid``).
+    """
+
+    language: str
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    duration_ms: float
+    timed_out: bool = False
+    killed: bool = False
+    truncated: bool = False
+    network_isolated: bool = False
+    signal: str | None = None
+    note: str | None = None
+    isolation: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class SandboxClient(Protocol):
+    """Runs code somewhere isolated. Implementations must be safe to call from threads."""
+
+    def languages(self) -> list[str]:
+        """The languages this sandbox can run, e.g. ``["bash", "python"]``."""
+        ...
+
+    def run(
+        self,
+        code: str,
+        *,
+        language: str = "python",
+        stdin: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> SandboxResult:
+        """Run ``code`` and return its result; a limit hit is a result, not an exception.
+
+        Raises:
+            InvalidArgumentsError: Unknown language, or code/stdin over the size limits.
+            ToolError: The sandbox itself could not run (not the code's fault).
+        """
+        ...
+
+    def close(self) -> None:
+        """Release resources; runs in progress are killed."""
+        ...

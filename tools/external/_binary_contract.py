@@ -1,0 +1,272 @@
+"""The subprocess tool binary contract: the ``--schema`` document, probing and calling.
+
+A tool binary is an executable file that:
+
+* on ``<binary> --schema`` prints one JSON object and exits 0::
+
+      {"name": "word_count",                       # optional; default: the file name
+       "description": "Count words in a text.",    # prompt text for the model
+       "version": "1.0.0",                         # optional
+       "input_schema": {"type": "object", ...},    # JSON schema of the arguments
+       "output_schema": {...} | null}              # optional JSON schema of the output
+
+* otherwise reads one JSON object (the arguments) on stdin, writes its JSON output on stdout
+  and exits 0. A non-zero exit is an error whose message is stderr. Output shaped like a
+  tooldeck envelope (``{"status": ..., "_metadata": ...}``, as written by
+  :func:`tools.external.binary.serve`) is unwrapped: its ``data`` or its error is used.
+
+The executor runs binaries with ``TOOLDECK_TOOL_MODE=subprocess`` in their environment.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tools.errors import ErrorType
+from tools.external._process import ProcessRunner, RunnerClosedError
+from tools.external._redact import clip
+from tools.result import ToolResult
+
+MODE_VARIABLE = "TOOLDECK_TOOL_MODE"
+MODE_VALUE = "subprocess"
+MAX_SCHEMA_BYTES = 1_000_000
+MAX_MESSAGE_CHARS = 2_000
+BinaryState = Literal["ready", "schema-unknown", "missing-binary", "broken"]
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_ERROR_TYPES = frozenset(get_args(ErrorType))
+
+
+class BinarySchema(BaseModel):
+    """The document a binary prints on ``--schema``."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    description: str = ""
+    version: str = "0.0.0"
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+
+    def digest(self) -> str:
+        """A short hash of the document, to notice schema changes."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What ``--schema`` told us about one binary."""
+
+    state: BinaryState
+    schema: BinarySchema | None = None
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-compatible form for the schema cache."""
+        schema = self.schema.model_dump(mode="json") if self.schema else None
+        return {"state": self.state, "schema": schema, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Probe:
+        """The inverse of :meth:`to_json`; raises ``ValueError`` on malformed data."""
+        state = data.get("state")
+        if state not in ("ready", "schema-unknown", "broken"):
+            raise ValueError(f"bad cached state {state!r}")
+        raw = data.get("schema")
+        try:
+            schema = BinarySchema.model_validate(raw) if raw is not None else None
+        except ValidationError as exc:
+            raise ValueError(str(exc)) from None
+        message = data.get("message")
+        return cls(state, schema, message if isinstance(message, str) else None)
+
+
+def derive_name(filename: str) -> str:
+    """A valid tool name from a file name: extension dropped, odd characters -> ``_``."""
+    stem = filename.rsplit(".", 1)[0] if "." in filename[1:] else filename
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", stem)[:64]
+    return name or "tool"
+
+
+def parse_schema_document(stdout: bytes) -> Probe:
+    """Judge a ``--schema`` answer of a binary that exited 0.
+
+    Empty or non-JSON output means the binary does not implement ``--schema``
+    (``schema-unknown``); a JSON answer that breaks the contract (not an object, invalid
+    ``input_schema``) is ``broken``.
+    """
+    text = stdout.decode("utf-8", "replace").strip()
+    if not text:
+        return Probe("schema-unknown", message="printed nothing for --schema")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return Probe("schema-unknown", message="--schema output is not JSON")
+    if not isinstance(raw, dict):
+        return Probe("broken", message="--schema printed JSON that is not an object")
+    try:
+        schema = BinarySchema.model_validate(raw)
+        Draft202012Validator.check_schema(schema.input_schema)
+        if schema.output_schema is not None:
+            Draft202012Validator.check_schema(schema.output_schema)
+    except ValidationError as exc:
+        return Probe("broken", message=clip(f"invalid --schema document: {exc}", 500))
+    except SchemaError as exc:
+        return Probe("broken", message=clip(f"invalid JSON schema: {exc.message}", 500))
+    if schema.input_schema.get("type", "object") != "object":
+        return Probe("broken", message="input_schema must describe an object")
+    return Probe("ready", schema)
+
+
+def probe_binary(
+    path: str, runner: ProcessRunner, env: Mapping[str, str], timeout: float
+) -> Probe:
+    """Run ``path --schema`` (empty stdin) and judge the answer; never raises for the binary.
+
+    Raises:
+        FileNotFoundError: the file vanished.
+        RunnerClosedError: the runner is shut down.
+    """
+    try:
+        outcome = runner.run(
+            [path, "--schema"], env=env, timeout=timeout, max_output_bytes=MAX_SCHEMA_BYTES
+        )
+    except FileNotFoundError:
+        raise
+    except RunnerClosedError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ETXTBSY:
+            raise  # being written right now: try again on the next scan
+        return Probe("broken", message=f"cannot execute: {exc.strerror or exc}")
+    if outcome.timed_out:
+        return Probe("schema-unknown", message=f"no answer to --schema within {timeout:g} s")
+    if outcome.output_overflow:
+        return Probe("broken", message="--schema output is larger than 1 MB")
+    if outcome.returncode != 0:
+        return Probe(
+            "schema-unknown", message=f"--schema not supported (exit status {outcome.returncode})"
+        )
+    return parse_schema_document(outcome.stdout)
+
+
+def _envelope(value: Any) -> dict[str, Any] | None:
+    if (
+        isinstance(value, dict)
+        and value.get("status") in ("success", "error")
+        and "_metadata" in value
+    ):
+        return value
+    return None
+
+
+def _from_envelope(env: dict[str, Any], meta: dict[str, Any]) -> ToolResult:
+    if env["status"] == "success":
+        return ToolResult.success(env.get("data"), metadata=meta)
+    etype = env.get("error_type")
+    details = env.get("details")
+    return ToolResult.failure(
+        etype if etype in _ERROR_TYPES else "execution_error",
+        clip(str(env.get("error") or "the tool failed"), MAX_MESSAGE_CHARS),
+        retryable=env.get("retryable") is True,
+        details=details if isinstance(details, dict) else None,
+        metadata=meta,
+    )
+
+
+def call_binary(
+    path: str,
+    params: Mapping[str, Any],
+    *,
+    runner: ProcessRunner,
+    env: Mapping[str, str],
+    timeout: float,
+    max_output_bytes: int,
+    label: str,
+) -> ToolResult:
+    """Run one call of a binary and turn what happened into a :class:`ToolResult`.
+
+    Garbage, empty or oversized output, a non-zero exit, a timeout, a missing file and a
+    shutdown all become error results; ``details["reason"]`` says which (``missing-binary``
+    for a file that vanished before the call started).
+    """
+    payload = json.dumps(dict(params), ensure_ascii=False).encode()
+    meta: dict[str, Any] = {"binary": label}
+    try:
+        outcome = runner.run(
+            [path], input=payload, env=env, timeout=timeout, max_output_bytes=max_output_bytes
+        )
+    except FileNotFoundError:
+        return ToolResult.failure(
+            "execution_error",
+            f"Tool '{label}' is no longer installed; do not call it again.",
+            details={"reason": "missing-binary"},
+            metadata=meta,
+        )
+    except RunnerClosedError:
+        return ToolResult.failure("cancelled", f"Tool '{label}' is shutting down.", metadata=meta)
+    except OSError as exc:
+        return ToolResult.failure(
+            "execution_error",
+            f"Tool '{label}' could not start ({exc.strerror or 'OS error'}).",
+            retryable=exc.errno == errno.ETXTBSY,
+            details={"reason": "broken"},
+            metadata=meta,
+        )
+    meta["exit_code"] = outcome.returncode
+    if outcome.killed:
+        return ToolResult.failure("cancelled", f"Tool '{label}' was stopped.", metadata=meta)
+    if outcome.timed_out:
+        return ToolResult.failure(
+            "timeout", f"Tool '{label}' did not finish within {timeout:g} s.", retryable=True,
+            metadata=meta,
+        )
+    if outcome.output_overflow:
+        return ToolResult.failure(
+            "execution_error",
+            f"Tool '{label}' printed more than {max_output_bytes} bytes; ask for less output.",
+            details={"reason": "output_too_large"},
+            metadata=meta,
+        )
+    text = outcome.stdout.decode("utf-8", "replace").strip()
+    try:
+        parsed: Any = json.loads(text) if text else None
+    except ValueError:
+        parsed = None
+        if outcome.returncode == 0:
+            return ToolResult.failure(
+                "execution_error",
+                f"Tool '{label}' printed output that is not JSON.",
+                details={"reason": "invalid_output", "output_start": text[:200]},
+                metadata=meta,
+            )
+    envelope = _envelope(parsed)
+    if envelope is not None:
+        return _from_envelope(envelope, meta)
+    if outcome.returncode != 0:
+        stderr = outcome.stderr.decode("utf-8", "replace").strip()
+        message = stderr or f"exited with status {outcome.returncode} and no error output"
+        return ToolResult.failure(
+            "execution_error",
+            clip(f"Tool '{label}' failed: {message}", MAX_MESSAGE_CHARS),
+            details={"reason": "exit_status", "exit_code": outcome.returncode},
+            metadata=meta,
+        )
+    if not text:
+        return ToolResult.failure(
+            "execution_error",
+            f"Tool '{label}' printed nothing.",
+            details={"reason": "empty_output"},
+            metadata=meta,
+        )
+    return ToolResult.success(parsed, metadata=meta)

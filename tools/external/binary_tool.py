@@ -1,0 +1,59 @@
+""":class:`BinaryTool`: one subprocess tool binary as a :class:`~tools.base.BaseTool`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tools.base import BaseTool
+from tools.external._errors import raise_for_result
+from tools.result import ToolResult
+
+#: Arguments schema of a binary that does not answer ``--schema``: any object.
+FREE_FORM: dict[str, Any] = {
+    "type": "object",
+    "description": "Arguments for the tool, as a JSON object.",
+}
+
+
+class BinaryTool(BaseTool[dict[str, Any], Any]):
+    """A tool whose work is done by an executable speaking the binary contract.
+
+    Built by :class:`~tools.external.executor.ToolExecutorService`; each call spawns its own
+    process, so calls run concurrently and a binary replaced on disk never disturbs calls in
+    flight. Arguments are validated against the binary's ``input_schema`` before it runs.
+    """
+
+    name = "binary_tool"
+    description = "A tool implemented by an executable."
+    version = "0.0.0"
+    parameters: dict[str, Any] | None = FREE_FORM
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        version: str,
+        parameters: Mapping[str, Any] | None,
+        output_schema: Mapping[str, Any] | None,
+        invoke: Callable[[dict[str, Any]], ToolResult],
+        path: str,
+    ) -> None:
+        self.name = name
+        self.description = description or f"Runs the executable '{name}'."
+        self.version = version
+        self.parameters = dict(parameters) if parameters is not None else dict(FREE_FORM)
+        self._output_schema = dict(output_schema) if output_schema is not None else None
+        self._invoke = invoke
+        self.path = path
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The binary's ``output_schema`` (a fresh copy), if it declared one."""
+        return dict(self._output_schema) if self._output_schema is not None else None
+
+    def execute_internal(self, request: dict[str, Any]) -> Any:
+        """Run the binary with ``request`` on stdin; its errors become tool errors."""
+        result = self._invoke(dict(request))
+        raise_for_result(result)
+        return result.data

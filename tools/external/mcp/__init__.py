@@ -1,0 +1,27 @@
+"""MCP for tooldeck: use an MCP server's tools (client) and serve a registry (server).
+
+Needs the ``mcp`` extra (the official SDK): ``pip install tooldeck[mcp]``.
+
+Client::
+
+    with MCPToolset(command=[sys.executable, "-m", "mcp_server_time"]) as time_server:
+        for tool in time_server.tools():
+            registry.register(tool)
+
+Server::
+
+    python -m tools.external.mcp --registry mypackage.tools:build_registry
+"""
+
+from tools.external.mcp._connect import MCPConfigError, MCPServerParams
+from tools.external.mcp.tool import MCPTool
+from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
+
+__all__ = [
+    "MCPConfigError",
+    "MCPProgress",
+    "MCPServerParams",
+    "MCPTool",
+    "MCPToolset",
+    "ProgressCallback",
+]

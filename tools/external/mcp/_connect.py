@@ -1,0 +1,219 @@
+"""How to reach one MCP server: stdio command or streamable-HTTP URL, and the SDK client for it."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import httpx2
+import mcp_types
+from mcp import Client, StdioServerParameters
+from mcp.client import Transport
+from mcp.client.session import IncomingMessage
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tools.errors import ToolDefinitionError
+
+logger = logging.getLogger(__name__)
+
+#: Longest server log or error text passed on verbatim; longer text is cut with a note.
+MAX_SERVER_TEXT = 4_000
+
+_PY_LEVELS: dict[str, int] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def clip(text: str, limit: int = MAX_SERVER_TEXT) -> str:
+    """Return ``text`` cut to ``limit`` characters, saying so when it was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text) - limit} more characters]"
+
+
+class MCPConfigError(ToolDefinitionError, ValueError):
+    """An MCP toolset or server was configured wrongly (the message names the fix)."""
+
+
+@dataclass(frozen=True)
+class MCPServerParams:
+    """Where an MCP server lives: a command to spawn (stdio) or a URL (streamable HTTP).
+
+    Exactly one of ``command`` and ``url`` is given.
+
+    Attributes:
+        command: argv of the server process (no shell is involved), e.g.
+            ``("python", "-m", "mcp_server_time")``.
+        url: Streamable-HTTP endpoint, e.g. ``"http://127.0.0.1:8000/mcp"``.
+        env: Extra environment variables for the server process, merged over the SDK's safe
+            defaults (``PATH``, ``HOME``, ...); the parent's other variables are not inherited.
+        cwd: Working directory of the server process.
+        headers: Static HTTP headers (e.g. authorisation) for the URL form; never logged.
+        label: A short name used in log lines and error messages (defaults to the command's
+            executable or the URL's host).
+    """
+
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    env: Mapping[str, str] | None = None
+    cwd: str | Path | None = None
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise MCPConfigError(
+                "MCPServerParams: give exactly one of command=[...] or url='http...'."
+            )
+        command: object = self.command
+        if command is not None:
+            if isinstance(command, str) or not command:
+                raise MCPConfigError(
+                    "MCPServerParams: command must be a non-empty argv list, e.g. "
+                    "['python', '-m', 'mcp_server_time'], not a shell string."
+                )
+            if not all(isinstance(part, str) and "\x00" not in part for part in self.command):
+                raise MCPConfigError(
+                    "MCPServerParams: every command part must be a string without NUL."
+                )
+            object.__setattr__(self, "command", tuple(self.command))
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise MCPConfigError(
+                    f"MCPServerParams: url must be an http(s) URL, e.g. "
+                    f"'http://127.0.0.1:8000/mcp'; got scheme {parts.scheme!r}."
+                )
+        if not self.label:
+            object.__setattr__(self, "label", self._default_label())
+
+    def _default_label(self) -> str:
+        if self.command is None:
+            return urlsplit(self.url or "").hostname or "mcp"
+        if len(self.command) > 2 and self.command[1] == "-m":
+            return self.command[2]
+        if len(self.command) > 1 and Path(self.command[0]).name.startswith("python"):
+            return Path(self.command[1]).name
+        return Path(self.command[0]).name
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """How to open SDK clients for one server.
+
+    Attributes:
+        params: The server.
+        connect_timeout: Seconds allowed for spawn/connect plus the protocol handshake.
+        http_read_timeout: Read timeout of the HTTP client (URL form only).
+        log_level: Lowest server log level requested (modern servers send nothing
+            unless asked).
+        errlog: Where the server process's stderr goes (stdio form only).
+    """
+
+    params: MCPServerParams
+    connect_timeout: float = 30.0
+    http_read_timeout: float = 300.0
+    log_level: mcp_types.LoggingLevel = "info"
+    errlog: TextIO = field(default=sys.stderr, repr=False)
+
+
+def _stdio_transport(options: ClientOptions) -> Transport:
+    command = options.params.command or ("",)
+    server = StdioServerParameters(
+        command=command[0],
+        args=list(command[1:]),
+        env=dict(options.params.env) if options.params.env is not None else None,
+        cwd=options.params.cwd,
+        # A server writing invalid UTF-8 must not kill the reader; bad bytes become U+FFFD.
+        encoding_error_handler="replace",
+    )
+    return stdio_client(server, errlog=options.errlog)
+
+
+@asynccontextmanager
+async def _http_transport(options: ClientOptions) -> AsyncIterator[Any]:
+    timeout = httpx2.Timeout(options.connect_timeout, read=options.http_read_timeout)
+    headers = dict(options.params.headers or {})
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(options.params.url or "", http_client=http) as streams,
+    ):
+        yield streams
+
+
+def make_client(
+    options: ClientOptions,
+    *,
+    on_stream_error: Callable[[Exception], None] | None = None,
+) -> Client:
+    """Build (not enter) an SDK :class:`mcp.Client` for ``options.params``.
+
+    Server log notifications go to this module's logger at the mapped level, text cut to
+    :data:`MAX_SERVER_TEXT`. Transport faults (a stdout line that is not JSON-RPC) are
+    logged and handed to ``on_stream_error``.
+    """
+    label = options.params.label
+
+    async def on_log(params: mcp_types.LoggingMessageNotificationParams) -> None:
+        level = _PY_LEVELS.get(params.level, logging.INFO)
+        if not logger.isEnabledFor(level):
+            return
+        data = params.data if isinstance(params.data, str) else repr(params.data)
+        source = f"{label}/{params.logger}" if params.logger else label
+        logger.log(level, "MCP server %s: %s", source, clip(data))
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            logger.warning(
+                "MCP server %s sent a malformed message: %s", label, clip(str(message), 300)
+            )
+            if on_stream_error is not None:
+                on_stream_error(message)
+
+    transport: Transport = (
+        _stdio_transport(options)
+        if options.params.command is not None
+        else _http_transport(options)
+    )
+    return Client(
+        transport,
+        mode="auto",
+        logging_callback=on_log,
+        log_level=options.log_level,
+        message_handler=on_message,
+        client_info=mcp_types.Implementation(name="tooldeck", version="0.1.0"),
+    )
+
+
+def server_params(
+    *,
+    command: Sequence[str] | None,
+    url: str | None,
+    env: Mapping[str, str] | None,
+    cwd: str | Path | None,
+    headers: Mapping[str, str] | None,
+    label: str | None,
+) -> MCPServerParams:
+    """Build :class:`MCPServerParams` from constructor keywords (list command -> tuple)."""
+    return MCPServerParams(
+        command=tuple(command) if command is not None and not isinstance(command, str) else command,  # type: ignore[arg-type]
+        url=url,
+        env=env,
+        cwd=cwd,
+        headers=headers,
+        label=label or "",
+    )

@@ -1,0 +1,181 @@
+"""Serve a tooldeck registry as an MCP server (stdio, or streamable HTTP).
+
+Every registered tool is listed with its input schema and, when it has an object output
+schema, its output schema. Calls go through the registry (``acall_tool``), so validation,
+breakers, retries, timeouts and metrics apply exactly as for any other caller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import anyio
+import mcp_types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from tools.result import ToolResult
+
+logger = logging.getLogger(__name__)
+
+
+class ServableRegistry(Protocol):
+    """What the server needs from a registry (a :class:`~tools.registry.LocalToolRegistry`)."""
+
+    def to_mcp_tools(self) -> list[dict[str, Any]]:
+        """MCP ``tools/list`` entries (``name``, ``description``, ``inputSchema``, ...)."""
+        ...
+
+    async def acall_tool(self, name: str, /, **arguments: Any) -> ToolResult:
+        """Run one call through the registry; never raises."""
+        ...
+
+
+def build_mcp_server(
+    registry: ServableRegistry,
+    *,
+    name: str = "tooldeck",
+    version: str = "0.1.0",
+    instructions: str | None = None,
+) -> Server[Any]:
+    """An SDK low-level :class:`mcp.server.Server` exposing ``registry``'s tools.
+
+    ``tools/list`` answers from ``registry.to_mcp_tools()`` (read on every request, so
+    tools registered later appear). ``tools/call`` runs ``registry.acall_tool``: an error
+    envelope becomes a result with ``isError: true`` whose text is the envelope's
+    model-facing message (never a traceback); success becomes one text block (a string
+    result as is, anything else as JSON) plus ``structuredContent`` when the tool declares
+    an output schema. Unknown tools, missing or malformed arguments (not an object) come
+    back as ``isError`` results from the registry's own validation, so a client sees the
+    same messages a model would. Nothing a client sends makes the handler raise.
+
+    Args:
+        registry: The tools to serve.
+        name: Server name announced to clients.
+        version: Server version announced to clients.
+        instructions: Optional usage instructions announced to clients.
+    """
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=_listed_tools(registry))
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        return await _call(registry, params.name, params.arguments)
+
+    return Server(
+        name,
+        version=version,
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _listed_tools(registry: ServableRegistry) -> list[mcp_types.Tool]:
+    tools: list[mcp_types.Tool] = []
+    for entry in registry.to_mcp_tools():
+        output = entry.get("outputSchema")
+        if isinstance(output, Mapping) and output.get("type") != "object":
+            # MCP clients up to 2025-11-25 accept only object output schemas.
+            entry = {key: value for key, value in entry.items() if key != "outputSchema"}  # noqa: PLW2901
+        tools.append(mcp_types.Tool.model_validate(entry))
+    return tools
+
+
+async def _call(
+    registry: ServableRegistry, name: str, arguments: Mapping[str, Any] | None
+) -> mcp_types.CallToolResult:
+    try:
+        result = await registry.acall_tool(name, **dict(arguments or {}))
+    except Exception:
+        # The registry never raises by contract; if a broken one does, the client still gets
+        # an answer and the traceback stays in this process's log.
+        logger.exception("MCP tools/call of %r raised inside the registry", name)
+        return _error_result(f"The tool '{name}' failed with an internal error.")
+    if result.error is not None:
+        return _error_result(result.error.message)
+    structured = (
+        result.data
+        if _has_output_schema(registry, name) and isinstance(result.data, dict)
+        else None
+    )
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(text=_as_text(result.data))],
+        structured_content=structured,
+    )
+
+
+def _has_output_schema(registry: ServableRegistry, name: str) -> bool:
+    tool = getattr(registry, "tool", None)
+    found = tool(name) if callable(tool) else None
+    schema = found.output_schema() if found is not None else None
+    return isinstance(schema, Mapping) and schema.get("type") == "object"
+
+
+def _error_result(message: str) -> mcp_types.CallToolResult:
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
+
+
+def _as_text(data: Any) -> str:
+    if isinstance(data, str):
+        return data
+    return json.dumps(data, ensure_ascii=False)
+
+
+async def serve_stdio_async(registry: ServableRegistry, **server_options: Any) -> None:
+    """Serve ``registry`` over this process's stdin/stdout until stdin closes.
+
+    While serving, the SDK points file descriptor 1 at stderr, so a tool that prints cannot
+    corrupt the protocol stream.
+
+    Args:
+        registry: The tools to serve.
+        **server_options: ``name``, ``version``, ``instructions`` for :func:`build_mcp_server`.
+    """
+    server = build_mcp_server(registry, **server_options)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_stdio(registry: ServableRegistry, **server_options: Any) -> None:
+    """Blocking :func:`serve_stdio_async`: serve over stdio until the client disconnects."""
+    anyio.run(_serve_stdio, registry, server_options)
+
+
+async def _serve_stdio(registry: ServableRegistry, server_options: dict[str, Any]) -> None:
+    await serve_stdio_async(registry, **server_options)
+
+
+def serve_http(
+    registry: ServableRegistry,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    **server_options: Any,
+) -> None:
+    """Serve ``registry`` over streamable HTTP at ``http://host:port/path`` (blocking).
+
+    Binds to loopback by default; DNS-rebinding protection is on for loopback hosts. There
+    is no authentication: put a proxy in front before binding to a public interface.
+
+    Args:
+        registry: The tools to serve.
+        host: Interface to bind.
+        port: TCP port (0 picks a free one).
+        path: Endpoint path.
+        **server_options: ``name``, ``version``, ``instructions`` for :func:`build_mcp_server`.
+    """
+    import uvicorn
+
+    server = build_mcp_server(registry, **server_options)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,286 @@
+""":class:`MCPToolset`: the tools of one MCP server as :class:`~tools.base.BaseTool` instances."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+import mcp_types
+
+from tools.errors import ToolError, UnknownToolError
+from tools.external.mcp._connect import ClientOptions, MCPConfigError, MCPServerParams, clip
+from tools.external.mcp._loop import LoopThread
+from tools.external.mcp._names import check_prefix, local_names
+from tools.external.mcp._session import (
+    PersistentSession,
+    SDKProgress,
+    Session,
+    SpawnPerCallSession,
+)
+from tools.external.mcp.tool import MCPTool
+from tools.result import ToolResult
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MCPProgress:
+    """One progress notification from a server during a tool call.
+
+    Attributes:
+        tool: The server's name for the tool being called.
+        progress: Progress so far (increases with each notification).
+        total: The total, when the server knows it.
+        message: The server's progress message, if any (cut to 500 characters).
+    """
+
+    tool: str
+    progress: float
+    total: float | None
+    message: str | None
+
+
+ProgressCallback = Callable[[MCPProgress], None]
+
+
+class MCPToolset:
+    """Connect to one MCP server and use its tools as tooldeck tools.
+
+    ``MCPToolset(command=["python", "-m", "mcp_server_time"])`` spawns a stdio server;
+    ``MCPToolset(url="http://127.0.0.1:8000/mcp")`` talks streamable HTTP. :meth:`tools`
+    lists the server's tools as :class:`MCPTool` instances (``parameters`` = the server's
+    ``inputSchema``, names sanitised to ``^[a-zA-Z0-9_-]{1,64}$`` and optionally prefixed)
+    ready for ``LocalToolRegistry.register``.
+
+    By default one session per server is opened on first use and shared by every call from
+    any number of threads (the SDK runs on an event loop in a background thread owned by
+    the toolset). With ``persistent=False`` every call spawns/connects afresh and closes
+    afterwards. A server that crashes, hangs, exits at once or writes garbage yields an
+    error envelope within ``call_timeout``; its process group is killed, no zombie is left,
+    and the next call starts a new server.
+
+    There is no ``atexit`` hook: call :meth:`close` (idempotent) or use ``with``, or the
+    server process lives until the interpreter exits.
+
+    Args:
+        command: argv of a stdio server (no shell), e.g. ``[sys.executable, "-m", "x"]``.
+        url: Streamable-HTTP endpoint instead of ``command``.
+        env: Extra environment for the server process (over PATH, HOME, ... only).
+        cwd: Working directory for the server process.
+        headers: Static HTTP headers for ``url`` (e.g. authorisation); never logged.
+        prefix: Prepended to every tool name as ``prefix_name`` (1-32 safe characters).
+        persistent: Reuse one session (True) or spawn/connect per call (False).
+        call_timeout: Seconds one call may take, (re)connection included.
+        connect_timeout: Seconds for start-up and handshake.
+        progress_callback: Receives :class:`MCPProgress` for calls in flight. Runs on the
+            toolset's event-loop thread: keep it quick and never call tools from it.
+        server_log_level: Lowest level of server log messages requested; they are logged
+            to ``tools.external.mcp._connect`` at the mapped Python level.
+        errlog: Where a stdio server's stderr goes (default: this process's stderr).
+        label: Short server name for logs and error messages.
+
+    Raises:
+        MCPConfigError: both or neither of ``command``/``url``, a shell string as command,
+            a non-http URL, a bad prefix or a non-positive timeout.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
+        prefix: str | None = None,
+        persistent: bool = True,
+        call_timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+        progress_callback: ProgressCallback | None = None,
+        server_log_level: mcp_types.LoggingLevel = "info",
+        errlog: TextIO | None = None,
+        label: str | None = None,
+    ) -> None:
+        if isinstance(command, str):
+            raise MCPConfigError(
+                f"MCPToolset: command must be an argv list, not a shell string: {clip(command, 80)!r}; "
+                "e.g. command=['python', '-m', 'mcp_server_time']."
+            )
+        if call_timeout <= 0 or connect_timeout <= 0:
+            raise MCPConfigError("MCPToolset: call_timeout and connect_timeout must be positive.")
+        self._params = MCPServerParams(
+            command=tuple(command) if command is not None else None,
+            url=url,
+            env=env,
+            cwd=cwd,
+            headers=headers,
+            label=label or "",
+        )
+        self._prefix = check_prefix(prefix)
+        self._call_timeout = call_timeout
+        self._connect_timeout = connect_timeout
+        self._progress_callback = progress_callback
+        options = ClientOptions(
+            params=self._params,
+            connect_timeout=connect_timeout,
+            log_level=server_log_level,
+            errlog=errlog if errlog is not None else sys.stderr,
+        )
+        self._session: Session = (
+            PersistentSession(options) if persistent else SpawnPerCallSession(options)
+        )
+        self._loop = LoopThread(name=f"tooldeck-mcp-{self._params.label}"[:60])
+        self._lock = threading.Lock()
+        self._tools: list[MCPTool] | None = None
+        self._closed = False
+
+    @property
+    def label(self) -> str:
+        """The server's short name used in logs and messages."""
+        return self._params.label
+
+    @property
+    def persistent(self) -> bool:
+        """Whether one session is reused across calls."""
+        return isinstance(self._session, PersistentSession)
+
+    # ------------------------------------------------------------------ tools
+
+    def tools(self, *, refresh: bool = False) -> list[MCPTool]:
+        """The server's tools as :class:`MCPTool` instances (listed once, then cached).
+
+        Args:
+            refresh: List the server's tools again instead of using the cached list.
+
+        Raises:
+            ToolError: the server could not be started, reached or listed in time
+                (``UpstreamError`` or ``ToolTimeoutError``, with the reason).
+        """
+        with self._lock:
+            if self._tools is not None and not refresh:
+                return list(self._tools)
+        timeout = self._connect_timeout + self._call_timeout
+        remote = self._loop.run(self._session.list_tools(timeout=timeout), timeout=timeout)
+        names = local_names([tool.name for tool in remote], self._prefix)
+        built = [
+            MCPTool(
+                caller=self, remote=tool, name=names[tool.name], call_timeout=self._call_timeout
+            )
+            for tool in _unique(remote)
+        ]
+        with self._lock:
+            self._tools = built
+        return list(built)
+
+    def tool(self, name: str) -> MCPTool:
+        """The tool called ``name`` (local or server name).
+
+        Raises:
+            UnknownToolError: no such tool; the message lists the available ones.
+        """
+        tools = self.tools()
+        for tool in tools:
+            if name in (tool.name, tool.remote_name):
+                return tool
+        available = ", ".join(tool.name for tool in tools) or "none"
+        raise UnknownToolError(
+            f"The MCP server {self.label!r} has no tool {clip(name, 100)!r}; available: {available}."
+        )
+
+    def call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> ToolResult:
+        """Call tool ``name`` (local or server name) through the envelope; never raises.
+
+        Args:
+            name: The tool's local or server name.
+            arguments: The arguments (validated against the tool's schema).
+            timeout: Seconds for this call instead of ``call_timeout``.
+        """
+        try:
+            tool = self.tool(name)
+        except ToolError as exc:
+            return ToolResult.failure(exc.error_type, exc.message, retryable=exc.retryable)
+        if timeout is not None:
+            tool = tool.with_timeout(timeout)
+        return tool.execute(**dict(arguments or {}))
+
+    # ------------------------------------------------------------------ calls
+
+    def call_remote(
+        self, remote_name: str, arguments: dict[str, Any], *, timeout: float
+    ) -> mcp_types.CallToolResult:
+        """Run ``tools/call`` on the server and return the raw SDK result.
+
+        This is the low-level path :class:`MCPTool` uses; prefer :meth:`call` or the tools.
+
+        Raises:
+            ToolError: the call failed (subclass by cause: timeout, upstream, validation).
+        """
+        progress = self._progress_for(remote_name)
+        coro = self._session.call_tool(remote_name, arguments, timeout=timeout, progress=progress)
+        return self._loop.run(coro, timeout=timeout)
+
+    def _progress_for(self, remote_name: str) -> SDKProgress | None:
+        callback = self._progress_callback
+        if callback is None:
+            return None
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            event = MCPProgress(
+                remote_name, progress, total, clip(message, 500) if message is not None else None
+            )
+            try:
+                callback(event)
+            except Exception:
+                logger.exception("MCP progress callback raised for tool %s", remote_name)
+
+        return on_progress
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the session, stop the server (killing its process group if needed), stop
+        the background loop. Idempotent; calls afterwards return error envelopes."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._loop.run(self._session.aclose(), timeout=self._connect_timeout)
+        except Exception:
+            logger.exception("closing MCP server %s failed", self.label)
+        finally:
+            self._loop.close()
+
+    def __enter__(self) -> MCPToolset:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "persistent" if self.persistent else "spawn-per-call"
+        return f"MCPToolset({self.label!r}, {mode})"
+
+
+def _unique(tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
+    """The listing without repeated names (first one wins; a server should not repeat)."""
+    seen: set[str] = set()
+    out: list[mcp_types.Tool] = []
+    for tool in tools:
+        if tool.name not in seen:
+            seen.add(tool.name)
+            out.append(tool)
+    return out

@@ -1,0 +1,161 @@
+"""Plain functions as tools: ``FunctionTool`` builds a request model from the signature.
+
+Parameter types and defaults come from the signature; parameter descriptions from the
+docstring (Google, NumPy or Sphinx style, typed or untyped, via ``docstring_parser``); the
+tool description is the docstring's summary only — never its ``Args:``/``Raises:`` blocks
+and never the Python signature.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from tools._names import check_tool_name
+from tools.base import BaseTool
+from tools.errors import ToolDefinitionError
+
+_SIMPLE_TYPES: dict[str, Any] = {
+    "int": int,
+    "integer": int,
+    "str": str,
+    "string": str,
+    "float": float,
+    "number": float,
+    "bool": bool,
+    "boolean": bool,
+    "list": list,
+    "array": list,
+    "dict": dict,
+    "object": dict,
+    "mapping": dict,
+}
+_LIST_OF = re.compile(r"^(?:list|sequence|iterable)\s*(?:\[\s*(\w+)\s*\]|\s+of\s+(\w+?)s?)$", re.I)
+
+
+def _docstring_type(type_name: str | None) -> Any:
+    """Map a docstring type ('int', 'list of str', 'Optional[int]', 'str, optional') to a type."""
+    if not type_name:
+        return None
+    text = type_name.strip()
+    text = re.sub(r",?\s*optional$", "", text, flags=re.I).strip()
+    optional = False
+    match = re.fullmatch(r"optional\[(.+)\]", text, flags=re.I)
+    if match:
+        text, optional = match.group(1).strip(), True
+    base = _SIMPLE_TYPES.get(text.lower())
+    if base is None:
+        listed = _LIST_OF.match(text)
+        if listed:
+            item = _SIMPLE_TYPES.get((listed.group(1) or listed.group(2) or "").lower())
+            base = list[item] if item is not None else list  # type: ignore[valid-type]
+    if base is None:
+        return None
+    return base | None if optional else base
+
+
+class FunctionTool(BaseTool[BaseModel, Any]):
+    """A :class:`~tools.base.BaseTool` wrapping a plain (sync or async) function.
+
+    Args:
+        func: The function. ``*args`` is not supported; ``**kwargs`` makes the schema open.
+        name: Tool name (default: the function's ``__name__``).
+        description: Tool description (default: the docstring's summary).
+        version: Reported in every result's metadata.
+
+    Raises:
+        ToolDefinitionError: the name is invalid or the signature cannot be a tool.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        version: str = "0.1.0",
+    ) -> None:
+        from docstring_parser import parse
+
+        self.func = func
+        self.name = check_tool_name(name or getattr(func, "__name__", ""), owner=f"function {func!r}")
+        doc = parse(inspect.getdoc(func) or "")
+        self.description = description if description is not None else (doc.short_description or "")
+        self.version = version
+        param_docs = {p.arg_name.lstrip("*"): p for p in doc.params}
+        self.RequestModel, self._positional = _request_model(func, self.name, param_docs)
+        return_type = typing.get_type_hints(func).get("return") if _has_hints(func) else None
+        if inspect.isclass(return_type) and issubclass(return_type, BaseModel):
+            self.ResponseModel = return_type
+        self._open = self.RequestModel.model_config.get("extra") == "allow"
+        self._plain = not self._positional and not self._open
+
+    def execute_internal(self, request: BaseModel) -> Any:
+        """Call the function with the validated arguments."""
+        values = request.__dict__
+        if self._plain:
+            return self.func(**values)
+        if self._open:
+            values = {**values, **(request.__pydantic_extra__ or {})}
+        positional = [values[p] for p in self._positional]
+        keywords = {k: v for k, v in values.items() if k not in self._positional}
+        return self.func(*positional, **keywords)
+
+
+def _has_hints(func: Callable[..., Any]) -> bool:
+    try:
+        typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: treat as untyped
+        return False
+    return True
+
+
+def _request_model(
+    func: Callable[..., Any], tool_name: str, param_docs: dict[str, Any]
+) -> tuple[type[BaseModel], list[str]]:
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
+    hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
+    fields: dict[str, Any] = {}
+    positional: list[str] = []
+    open_schema = False
+    for param in signature.parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            raise ToolDefinitionError(
+                f"function tool {tool_name!r}: *{param.name} cannot be sent by a model; "
+                "use a list parameter instead."
+            )
+        if param.kind is param.VAR_KEYWORD:
+            open_schema = True
+            continue
+        if param.name.startswith("_"):
+            raise ToolDefinitionError(
+                f"function tool {tool_name!r}: parameter {param.name!r} starts with '_', which "
+                "pydantic cannot model; rename it."
+            )
+        if param.kind is param.POSITIONAL_ONLY:
+            positional.append(param.name)
+        doc = param_docs.get(param.name)
+        annotation = hints.get(param.name, inspect.Parameter.empty)
+        if annotation is inspect.Parameter.empty:
+            annotation = _docstring_type(getattr(doc, "type_name", None))
+            if annotation is None:
+                default = param.default
+                annotation = type(default) if default not in (inspect.Parameter.empty, None) else Any
+        description = getattr(doc, "description", None) or None
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=description))
+    config = ConfigDict(extra="allow" if open_schema else "forbid", protected_namespaces=())
+    model_name = "".join(part.capitalize() for part in re.split(r"[_-]+", tool_name)) + "Arguments"
+    try:
+        model = create_model(model_name, __config__=config, **fields)
+    except Exception as exc:  # noqa: BLE001 - pydantic raises several types here
+        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot build its argument model: {exc}") from None
+    return model, positional

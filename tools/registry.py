@@ -1,0 +1,327 @@
+"""``LocalToolRegistry``: explicit registration, one call path, cached schema export."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import difflib
+import marshal
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+from tools._names import check_tool_name
+from tools._runner import Arguments, CallContext, ToolEntry, _failure
+from tools.base import BaseTool, check_parameters_schema
+from tools.errors import DuplicateToolError, ToolDefinitionError
+from tools.function_tool import FunctionTool
+from tools.metrics import MetricsSink
+from tools.resilience import CircuitBreaker, RetryPolicy
+from tools.result import ErrorInfo, ToolResult
+from tools.schema import (
+    OnUnsupported,
+    anthropic_tool,
+    mcp_tool,
+    openai_tool,
+    without_properties,
+)
+
+_UNSET: Any = object()
+
+
+class BoundTool:
+    """A registered tool bound to its registry: calling it goes through the full call path."""
+
+    __slots__ = ("_entry",)
+
+    def __init__(self, entry: ToolEntry) -> None:
+        self._entry = entry
+
+    @property
+    def name(self) -> str:
+        """The registered name."""
+        return self._entry.name
+
+    @property
+    def tool(self) -> BaseTool[Any, Any]:
+        """The tool instance behind the registration."""
+        return self._entry.tool
+
+    def __call__(self, /, **arguments: Any) -> dict[str, Any]:
+        """Call the tool; returns the result dict (``ToolResult.to_dict()``)."""
+        return self._entry.call(arguments).to_dict()
+
+    def call(self, /, **arguments: Any) -> ToolResult:
+        """Call the tool; returns the :class:`~tools.result.ToolResult`."""
+        return self._entry.call(arguments)
+
+    async def acall(self, /, **arguments: Any) -> ToolResult:
+        """Async twin of :meth:`call`."""
+        return await self._entry.acall(arguments)
+
+    def __repr__(self) -> str:
+        return f"BoundTool({self.name!r})"
+
+
+class LocalToolRegistry:
+    """Tools by name, each behind a circuit breaker, retry policy, timeout and metrics.
+
+    Args:
+        metrics: Sink that receives every call's result (none by default).
+        failure_threshold: Consecutive failures that open a tool's circuit breaker.
+        reset_timeout: Seconds an open breaker waits before letting a probe call through.
+        default_timeout: Seconds a call may take when neither the tool nor the registration
+            sets a timeout (None: no limit).
+        clock: Monotonic clock for the breakers (injectable for tests).
+        sleep: Blocking sleep used between retries (injectable for tests).
+        async_sleep: Async sleep used between retries of async calls.
+    """
+
+    def __init__(
+        self,
+        *,
+        metrics: MetricsSink | None = None,
+        failure_threshold: int = 5,
+        reset_timeout: float = 30.0,
+        default_timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.metrics = metrics
+        self._context = CallContext(metrics=metrics, sleep=sleep, async_sleep=async_sleep)
+        self._failure_threshold = failure_threshold
+        self._reset_timeout = reset_timeout
+        self._default_timeout = default_timeout
+        self._clock = clock
+        self._entries: dict[str, ToolEntry] = {}
+        self._lock = threading.RLock()
+        self._export_cache: dict[tuple[Any, ...], bytes] = {}
+
+    # ----------------------------------------------------------------- registration
+
+    def register(
+        self,
+        tool: BaseTool[Any, Any] | Callable[..., Any],
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        preset: Mapping[str, Any] | None = None,
+        replace: bool = False,
+        timeout: float | None = _UNSET,
+        retry: RetryPolicy | None = _UNSET,
+        breaker: CircuitBreaker | None = None,
+    ) -> BaseTool[Any, Any]:
+        """Register a tool instance or a plain function; returns the registered tool.
+
+        Args:
+            tool: A :class:`~tools.base.BaseTool` instance or a plain function (wrapped in
+                a :class:`~tools.function_tool.FunctionTool`).
+            name: Register under another name: an alias, e.g. an old name kept callable.
+                The alias shares the tool's collaborators but has its own breaker.
+            description: Override the description shown to the model.
+            parameters: Override the exported schema with a hand-written JSON schema
+                (checked against the meta-schema).
+            preset: Arguments fixed by this registration: merged under the model's
+                arguments on every call and hidden from the exported schema.
+            replace: Replace an existing registration of the same name.
+            timeout: Seconds per call (default: the tool's ``timeout``, else the
+                registry's ``default_timeout``).
+            retry: Retry policy for retryable errors (default: the tool's ``retry``).
+            breaker: A circuit breaker (default: a fresh one with the registry's settings).
+
+        Raises:
+            InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
+            DuplicateToolError: the name is taken and ``replace`` is false.
+            ToolDefinitionError: ``tool`` is neither a tool nor a function, or the
+                ``parameters`` schema is invalid.
+        """
+        if isinstance(tool, BaseTool):
+            instance: BaseTool[Any, Any] = tool
+        elif callable(tool):
+            instance = FunctionTool(tool, name=name, description=description)
+            name = description = None
+        else:
+            raise ToolDefinitionError(
+                f"register() takes a BaseTool instance or a function, not {type(tool).__name__}; "
+                "did you pass the class instead of an instance?"
+            )
+        if name is not None or description is not None or parameters is not None:
+            instance = _renamed(instance, name, description, parameters)
+        key = check_tool_name(instance.name, owner=f"registration of {type(instance).__name__}")
+        if instance.parameters is not None and parameters is None:
+            check_parameters_schema(instance.parameters, owner=f"tool {key!r}")
+        entry = ToolEntry(
+            tool=instance,
+            breaker=breaker or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
+            context=self._context,
+            retry=instance.retry if retry is _UNSET else retry,
+            timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
+            preset=dict(preset or {}),
+        )
+        with self._lock:
+            if key in self._entries and not replace:
+                raise DuplicateToolError(
+                    f"a tool named {key!r} is already registered; pass replace=True to replace it "
+                    "or register this one under another name=."
+                )
+            self._entries[key] = entry
+            self._export_cache.clear()
+        return instance
+
+    def unregister(self, name: str, /) -> bool:
+        """Remove a registration; returns whether it existed."""
+        with self._lock:
+            removed = self._entries.pop(name, None) is not None
+            if removed:
+                self._export_cache.clear()
+            return removed
+
+    # ----------------------------------------------------------------- lookup
+
+    def get(self, name: str, /) -> BoundTool | None:
+        """The tool bound to this registry (call it with keyword arguments), or None."""
+        entry = self._entries.get(name)
+        return None if entry is None else BoundTool(entry)
+
+    def tool(self, name: str, /) -> BaseTool[Any, Any] | None:
+        """The registered tool instance, or None."""
+        entry = self._entries.get(name)
+        return None if entry is None else entry.tool
+
+    def breaker(self, name: str, /) -> CircuitBreaker | None:
+        """The circuit breaker of a registration, or None."""
+        entry = self._entries.get(name)
+        return None if entry is None else entry.breaker
+
+    def names(self) -> list[str]:
+        """Registered names in registration order."""
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    # ----------------------------------------------------------------- calls
+
+    def __call__(self, name: str, /, **arguments: Any) -> dict[str, Any]:
+        """``call_tool(name, **arguments).to_dict()``."""
+        return self.call_tool(name, **arguments).to_dict()
+
+    def call_tool(self, name: str, /, **arguments: Any) -> ToolResult:
+        """Call a tool by name with keyword arguments; never raises for bad calls."""
+        entry = self._entries.get(name)
+        return self._unknown(name) if entry is None else entry.call(arguments)
+
+    async def acall_tool(self, name: str, /, **arguments: Any) -> ToolResult:
+        """Async twin of :meth:`call_tool`."""
+        entry = self._entries.get(name)
+        return self._unknown(name) if entry is None else await entry.acall(arguments)
+
+    def call_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+        """Call a tool with the arguments as the model sent them (JSON text or a dict).
+
+        Text that is not JSON, or not a JSON object, is a ``validation_error`` result.
+        """
+        entry = self._entries.get(name)
+        return self._unknown(name) if entry is None else entry.call(arguments)
+
+    async def acall_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+        """Async twin of :meth:`call_tool_raw`."""
+        entry = self._entries.get(name)
+        return self._unknown(name) if entry is None else await entry.acall(arguments)
+
+    def _unknown(self, name: str) -> ToolResult:
+        names = list(self._entries)
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
+        message = f"Unknown tool {str(name)[:100]!r}."
+        if close:
+            message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
+        shown = names[:30]
+        message += " Available tools: " + (", ".join(shown) if shown else "none") + (
+            f" (and {len(names) - 30} more)." if len(names) > 30 else "."
+        )
+        info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
+        placeholder = _Placeholder(str(name)[:64])
+        result = _failure(placeholder, info)
+        if self.metrics is not None:
+            self.metrics.record(result)
+        return result
+
+    # ----------------------------------------------------------------- export
+
+    def to_openai_tools(self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn") -> list[dict[str, Any]]:
+        """Chat Completions tool definitions for every registered tool (fresh dicts).
+
+        With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
+        schema strict mode cannot express is exported with ``strict: false`` and a logged
+        WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
+        """
+        return self._export(("openai", strict, on_unsupported), lambda e, p: openai_tool(
+            e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported
+        ))
+
+    def to_anthropic_tools(self) -> list[dict[str, Any]]:
+        """Anthropic Messages API tool definitions (fresh dicts)."""
+        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p))
+
+    def to_mcp_tools(self) -> list[dict[str, Any]]:
+        """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
+        return self._export(
+            ("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema())
+        )
+
+    def _export(
+        self, key: tuple[Any, ...], build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        cached = self._export_cache.get(key)
+        if cached is None:
+            with self._lock:
+                out = []
+                for entry in self._entries.values():
+                    schema = entry.tool._input_schema()
+                    if entry.preset:
+                        schema = without_properties(schema, set(entry.preset))
+                    out.append(build(entry, schema))
+                cached = marshal.dumps(out)
+                self._export_cache[key] = cached
+        # marshal round trip: fresh dicts every call at a fraction of deepcopy's cost.
+        return marshal.loads(cached)  # type: ignore[no-any-return]
+
+
+class _Placeholder(BaseTool[Any, Any]):
+    """Stands in for a tool that does not exist, to build its error envelope."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.version = ""
+
+    def execute_internal(self, request: Any) -> Any:  # pragma: no cover - never called
+        raise NotImplementedError
+
+
+def _renamed(
+    tool: BaseTool[Any, Any],
+    name: str | None,
+    description: str | None,
+    parameters: Mapping[str, Any] | None,
+) -> BaseTool[Any, Any]:
+    """A shallow copy of ``tool`` under another name/description/schema (same collaborators)."""
+    alias = copy.copy(tool)
+    if name is not None:
+        alias.name = check_tool_name(name, owner=f"alias of tool {tool.name!r}")
+    if description is not None:
+        alias.description = description
+    if parameters is not None:
+        check_parameters_schema(parameters, owner=f"tool {alias.name!r}")
+        alias.parameters = copy.deepcopy(dict(parameters))
+    alias.reset_schema_cache()
+    return alias
