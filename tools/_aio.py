@@ -29,7 +29,7 @@ def run_coroutine_sync(coro: Coroutine[Any, Any, T]) -> T:
     def runner() -> None:
         try:
             box["value"] = context.run(asyncio.run, coro)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             box["error"] = exc
 
     thread = threading.Thread(target=runner, name="tooldeck-async-bridge", daemon=True)

@@ -35,9 +35,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= _MAX_GOT else text[: _MAX_GOT - 3] + "..."
 
 
-def _type_label(node: Mapping[str, Any]) -> str:
+def _type_label(node: Mapping[str, Any]) -> str:  # noqa: PLR0911 - one return per JSON-schema form
     if "enum" in node:
-        return "|".join(_short(v) for v in node["enum"][:8]) + ("|..." if len(node["enum"]) > 8 else "")
+        return "|".join(_short(v) for v in node["enum"][:8]) + (
+            "|..." if len(node["enum"]) > 8 else ""
+        )
     if "const" in node:
         return _short(node["const"])
     kind = node.get("type")
@@ -62,8 +64,8 @@ def accepted_arguments(schema: Mapping[str, Any]) -> list[str]:
         return []
     required = set(schema.get("required") or ())
     lines = []
-    for name, node in props.items():
-        node = node if isinstance(node, Mapping) else {}
+    for name, raw in props.items():
+        node = raw if isinstance(raw, Mapping) else {}
         if name in required:
             state = "required"
         elif "default" in node:
@@ -74,7 +76,9 @@ def accepted_arguments(schema: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def field_error(path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool = True) -> dict[str, Any]:
+def field_error(
+    path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool = True
+) -> dict[str, Any]:
     """A field-level error record as shown to the model."""
     record: dict[str, Any] = {"field": _path(path), "problem": problem}
     if sent and got is not ...:
@@ -91,7 +95,9 @@ def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, 
         if kind == "missing":
             records.append(field_error(loc, "required argument is missing", sent=False))
         elif kind == "extra_forbidden":
-            records.append(field_error(loc, "unknown argument, not accepted by this tool", sent=False))
+            records.append(
+                field_error(loc, "unknown argument, not accepted by this tool", sent=False)
+            )
         else:
             records.append(field_error(loc, str(err.get("msg", "invalid value")), err.get("input")))
     return records

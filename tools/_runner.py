@@ -65,10 +65,10 @@ class ToolEntry:
     def _attempt_fn(self, arguments: Arguments) -> Callable[[], ToolResult]:
         tool = self.tool
         if self.preset:
-            arguments = self._with_preset(arguments)
-            if isinstance(arguments, ToolResult):
-                failed = arguments
-                return lambda: failed
+            merged = self._with_preset(arguments)
+            if isinstance(merged, ToolResult):
+                return lambda: merged
+            arguments = merged
         if self.timeout is None:
             if isinstance(arguments, Mapping):
                 kwargs = dict(arguments)
@@ -102,7 +102,9 @@ class ToolEntry:
         result = await attempt()
         if self.retry is not None and result.error is not None and result.error.retryable:
             started = time.perf_counter_ns()
-            result, attempts = await self.retry.arun(result, attempt, sleep=self.context.async_sleep)
+            result, attempts = await self.retry.arun(
+                result, attempt, sleep=self.context.async_sleep
+            )
             result = _retried(result, attempts, started)
         return self._finish(self._judge(result))
 
@@ -139,7 +141,7 @@ class ToolEntry:
         if metrics is not None:
             try:
                 metrics.record(result)
-            except Exception:  # noqa: BLE001 - a broken sink must not break the call
+            except Exception:
                 import logging
 
                 logging.getLogger(__name__).exception("metrics sink failed for %r", self.tool.name)
@@ -160,7 +162,9 @@ def _retried(result: ToolResult, attempts: int, started_ns: int) -> ToolResult:
 
 
 def _failure(tool: BaseTool[Any, Any], info: ErrorInfo) -> ToolResult:
-    return ToolResult._trusted("error", None, info, tool._metadata(time.perf_counter_ns(), time.time(), new_request_id()))
+    return ToolResult._trusted(
+        "error", None, info, tool._metadata(time.perf_counter_ns(), time.time(), new_request_id())
+    )
 
 
 def _timeout_result(tool: BaseTool[Any, Any], timeout: float) -> ToolResult:
@@ -176,7 +180,9 @@ def _timeout_result(tool: BaseTool[Any, Any], timeout: float) -> ToolResult:
     )
 
 
-def _run_with_timeout(fn: Callable[[], ToolResult], timeout: float, tool: BaseTool[Any, Any]) -> ToolResult:
+def _run_with_timeout(
+    fn: Callable[[], ToolResult], timeout: float, tool: BaseTool[Any, Any]
+) -> ToolResult:
     """Run ``fn`` in a daemon thread and stop waiting after ``timeout`` seconds.
 
     A Python thread cannot be killed: an abandoned call keeps running in the background,
@@ -184,7 +190,9 @@ def _run_with_timeout(fn: Callable[[], ToolResult], timeout: float, tool: BaseTo
     one hung call from starving the others.
     """
     box: list[ToolResult] = []
-    thread = threading.Thread(target=lambda: box.append(fn()), name=f"tooldeck-{tool.name}", daemon=True)
+    thread = threading.Thread(
+        target=lambda: box.append(fn()), name=f"tooldeck-{tool.name}", daemon=True
+    )
     started = time.perf_counter_ns()
     thread.start()
     thread.join(timeout)

@@ -11,8 +11,8 @@ Both functions are pure: no I/O, no logging, no state between calls, inputs neve
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from tools._strict_rules import (
     check_limits,
     declared_types,
     describe_default,
+    strip_nulls,
     value_matches_type,
 )
 
@@ -42,10 +43,6 @@ __all__ = [
 
 #: Deeper schemas are cut off (an unsupported issue): strict mode allows 10 object levels.
 _MAX_SCHEMA_DEPTH = 64
-#: Deeper argument values are left as they are by :func:`strip_disallowed_nulls`.
-_MAX_VALUE_DEPTH = 200
-#: Cap on the alternatives a union expands to while stripping nulls.
-_MAX_ALTERNATIVES = 64
 _MISSING: Any = object()
 
 
@@ -147,6 +144,10 @@ class _Converter:
         self.refs = RefResolver(self.root, None)
         self.out_defs: dict[str, dict[str, Any]] = {}
         self._inlining: set[str] = set()
+        self._tags = _discriminator_names(self.root)
+        # resolves refs in the converted output; the root and a def being converted (its
+        # placeholder) are objects, which do not admit null
+        self._out_refs = RefResolver({"type": "object", "$defs": self.out_defs}, self.out_defs)
         if not isinstance(root, Mapping):
             self.issue("", f"a tool's parameters must be a JSON object schema, got {root!r:.60}")
 
@@ -156,8 +157,9 @@ class _Converter:
     # -- the root ---------------------------------------------------------------------
     def convert_root(self) -> dict[str, Any]:
         node = {k: v for k, v in self.root.items() if k not in ("$defs", "definitions")}
-        node = self._normalize(node, "", force_inline=True)
-        out = self._object_or_empty(node)
+        node, inlined = self._normalize(node, "", force_inline=True)
+        with self._blocking(inlined):
+            out = self._object_or_empty(node)
         if self.out_defs:
             out["$defs"] = dict(self.out_defs)
         return out
@@ -186,46 +188,62 @@ class _Converter:
         return out
 
     # -- normalisation: allOf and $ref ----------------------------------------------------
-    def _normalize(self, node: Mapping[str, Any], path: str, *, force_inline: bool = False) -> Any:
+    def _normalize(
+        self, node: Mapping[str, Any], path: str, *, force_inline: bool = False
+    ) -> tuple[Any, tuple[str, ...]]:
         """Merge a single-entry ``allOf``; inline a ``$ref`` that has siblings.
 
-        Returns the node to convert; a bare ``$ref`` stays a ``$ref``.
+        Returns the node to convert (a bare ``$ref`` stays a ``$ref``) and the references
+        inlined into it, which stay blocked from inlining while it is converted.
         """
         all_of = node.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             rest = {k: v for k, v in node.items() if k != "allOf"}
-            merged = self._merge(all_of[0], rest, path)
-            if merged is None:
-                return {}
-            node = merged
+            node = self._merge(all_of[0], rest, path) or {}
         elif "allOf" in node:
             self.issue(path, "allOf with several entries cannot be expressed in strict mode")
-        ref = node.get("$ref")
-        if ref is None:
-            return node
+        if "$ref" not in node:
+            return node, ()
+        return self._inline(node, path, force_inline=force_inline)
+
+    def _inline(
+        self, node: Mapping[str, Any], path: str, *, force_inline: bool
+    ) -> tuple[Any, tuple[str, ...]]:
+        ref = node["$ref"]
         siblings = {
             k: v
             for k, v in node.items()
             if k != "$ref" and (k in MEANINGFUL_KEYWORDS or (k == "default" and v is not None))
         }
-        if not siblings and not force_inline:
-            return {"$ref": ref}
         target = self.refs.lookup(ref)
-        if target is None:
+        if not isinstance(ref, str) or target is None:
             self.issue(path, f"$ref {ref!r:.80} does not point into this schema")
-            return {}
+            return {}, ()
+        if not siblings and not force_inline:
+            return {"$ref": ref}, ()
         if ref in self._inlining:
-            if any(k != "description" for k in siblings):
+            if any(k not in ("description", "default") for k in siblings):
                 self.issue(path, f"a recursive $ref {ref!r:.80} with sibling keywords")
-            return {"$ref": ref}
+            return {"$ref": ref}, ()
         merged = self._merge(target, siblings, path)
         if merged is None:
-            return {}
+            return {}, ()
         self._inlining.add(ref)
         try:
-            return self._normalize(merged, path, force_inline=force_inline)
+            result, inner = self._normalize(merged, path, force_inline=force_inline)
         finally:
             self._inlining.discard(ref)
+        return result, (ref, *inner)
+
+    @contextmanager
+    def _blocking(self, refs: tuple[str, ...]) -> Iterator[None]:
+        """Keep ``refs`` from being inlined again while the node they built is converted."""
+        added = [r for r in refs if r not in self._inlining]
+        self._inlining.update(added)
+        try:
+            yield
+        finally:
+            self._inlining.difference_update(added)
 
     def _merge(
         self, base: Mapping[str, Any], extra: Mapping[str, Any], path: str
@@ -252,20 +270,21 @@ class _Converter:
             what = "`true` (anything)" if node is True else repr(node)[:60]
             self.issue(path, f"a schema of {what} has no type; strict mode needs a type")
             return {}
-        node = self._normalize(node, path)
+        node, inlined = self._normalize(node, path)
         if "$ref" in node:
             return self._bare_ref(str(node["$ref"]), path, depth)
+        with self._blocking(inlined):
+            out = self._convert_plain(node, path, depth)
         described = self._description(node)
+        return self._with_description(out, described) if described is not None else out
+
+    def _convert_plain(self, node: Mapping[str, Any], path: str, depth: int) -> dict[str, Any]:
         self._flag_unsupported(node, path)
         if "anyOf" in node or "oneOf" in node:
-            out = self._convert_union(node, path, depth)
-        elif "enum" in node or "const" in node:
-            out = self._convert_enum(node, path)
-        else:
-            out = self._convert_typed(node, path, depth)
-        if described is not None:
-            out = self._with_description(out, described)
-        return out
+            return self._convert_union(node, path, depth)
+        if "enum" in node or "const" in node:
+            return self._convert_enum(node, path)
+        return self._convert_typed(node, path, depth)
 
     @staticmethod
     def _description(node: Mapping[str, Any]) -> str | None:
@@ -327,10 +346,10 @@ class _Converter:
         }
         out: list[dict[str, Any]] = []
         for branch in branches:
+            source = branch
             if shared and isinstance(branch, Mapping):
-                merged = self._merge(branch, shared, path)
-                branch = merged if merged is not None else {}
-            converted = self.convert(branch, path, depth + 1)
+                source = self._merge(branch, shared, path) or {}
+            converted = self.convert(source, path, depth + 1)
             if set(converted) == {"anyOf"}:
                 out.extend(converted["anyOf"])
             elif converted not in out:
@@ -472,19 +491,53 @@ class _Converter:
                     self.issue(path, f"a property name must be a string, got {name!r:.40}")
                     continue
                 child = _join(path, name)
-                out["properties"][name] = self._property(sub, name in required, child, depth + 1)
+                # A union's tag (pydantic's `kind: Literal["cat"] = "cat"`) has one legal value
+                # and picks the branch: it stays required and non-null.
+                pinned = name in required or (name in self._tags and _single_value(sub))
+                out["properties"][name] = self._property(sub, pinned, child, depth + 1)
                 out["required"].append(name)
         out["additionalProperties"] = False
         return out
 
     def _property(self, sub: Any, required: bool, path: str, depth: int) -> dict[str, Any]:
         """One property: optional and not admitting null -> nullable, default described."""
-        if required or not isinstance(sub, Mapping) or admits_null(sub, self.refs):
+        if required or not isinstance(sub, Mapping):
+            return self.convert(sub, path, depth)
+        core = self.convert(
+            {k: v for k, v in sub.items() if k not in ("description", "default")}, path, depth
+        )
+        if admits_null(core, self._out_refs):
             return self.convert(sub, path, depth)
         text = self._description(sub)
-        core = {k: v for k, v in sub.items() if k not in ("description", "default")}
-        out = _nullable(self.convert(core, path, depth))
+        out = _nullable(core)
         return {**out, "description": text} if text is not None else out
+
+
+def _single_value(node: Any) -> bool:
+    if not isinstance(node, Mapping):
+        return False
+    enum = node.get("enum")
+    return "const" in node or (isinstance(enum, list) and len(enum) == 1)
+
+
+def _discriminator_names(root: Mapping[str, Any]) -> frozenset[str]:
+    """The ``discriminator.propertyName`` of every union anywhere in ``root``."""
+    names: set[str] = set()
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen or depth > _MAX_SCHEMA_DEPTH:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Mapping):
+            tag = node.get("discriminator")
+            if isinstance(tag, Mapping) and isinstance(tag.get("propertyName"), str):
+                names.add(tag["propertyName"])
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return frozenset(names)
 
 
 def _nullable(core: dict[str, Any]) -> dict[str, Any]:
@@ -555,183 +608,4 @@ def strip_disallowed_nulls(
         schema: The ORIGINAL (non-strict) schema they are validated against.
         defs: The schema's ``$defs``; taken from ``schema`` when None.
     """
-    if not _has_none(value, 0):
-        return value
-    refs = RefResolver(schema if isinstance(schema, Mapping) else None, defs)
-    return _strip(value, _alternatives(schema, refs, frozenset()), refs, 0)
-
-
-def _has_none(value: Any, depth: int) -> bool:
-    if depth > _MAX_VALUE_DEPTH:
-        return False
-    if isinstance(value, Mapping):
-        return any(v is None or _has_none(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_none(v, depth + 1) for v in value)
-    return False
-
-
-_Conj = tuple[Mapping[str, Any], ...]
-
-
-def _alternatives(
-    node: Any, refs: RefResolver, seen: frozenset[str], depth: int = 0
-) -> list[_Conj]:
-    """``node`` as a disjunction of conjunctions of plain nodes ($ref/allOf/anyOf expanded)."""
-    if node is False:
-        return []
-    if not isinstance(node, Mapping) or depth > _MAX_SCHEMA_DEPTH:
-        return [()]
-    parts: list[list[_Conj]] = [[(node,)]]
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref not in seen:
-        target = refs.lookup(ref)
-        if target is not None:
-            parts.append(_alternatives(target, refs, seen | {ref}, depth + 1))
-    if isinstance(node.get("allOf"), list):
-        parts.extend(_alternatives(entry, refs, seen, depth + 1) for entry in node["allOf"])
-    for key in ("anyOf", "oneOf"):
-        if isinstance(node.get(key), list):
-            parts.append(
-                [alt for b in node[key] for alt in _alternatives(b, refs, seen, depth + 1)]
-            )
-    result: list[_Conj] = [()]
-    for part in parts:
-        result = [a + b for a in result for b in part][:_MAX_ALTERNATIVES]
-    return result
-
-
-def _may_be(conj: _Conj, kind: str) -> bool:
-    return all(kind in (declared_types(n) or [kind]) for n in conj)
-
-
-def _fits(conj: _Conj, value: Mapping[str, Any]) -> bool:
-    """False when a required key is missing or a const/enum property does not match."""
-    for node in conj:
-        required = node.get("required")
-        if isinstance(required, list) and any(k not in value for k in required):
-            return False
-        props = node.get("properties")
-        if not isinstance(props, Mapping):
-            continue
-        for key, item in value.items():
-            sub = props.get(key)
-            if item is None or not isinstance(sub, Mapping):
-                continue
-            if "const" in sub and sub["const"] != item:
-                return False
-            if isinstance(sub.get("enum"), list) and item not in sub["enum"]:
-                return False
-    return True
-
-
-def _property_schemas(conj: _Conj, key: str) -> list[Any]:
-    found: list[Any] = []
-    for node in conj:
-        props = node.get("properties")
-        if isinstance(props, Mapping) and key in props:
-            found.append(props[key])
-            continue
-        patterns = node.get("patternProperties")
-        matched = False
-        if isinstance(patterns, Mapping):
-            for pattern, sub in patterns.items():
-                try:
-                    if re.search(pattern, key):
-                        found.append(sub)
-                        matched = True
-                except (re.error, TypeError):
-                    continue
-        extra = node.get("additionalProperties")
-        if not matched and isinstance(extra, Mapping):
-            found.append(extra)
-    return found
-
-
-def _product(schemas: list[Any], refs: RefResolver) -> list[_Conj]:
-    result: list[_Conj] = [()]
-    for sub in schemas:
-        options = _alternatives(sub, refs, frozenset())
-        result = [a + b for a in result for b in options][:_MAX_ALTERNATIVES]
-    return result
-
-
-def _strip(value: Any, alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
-    if depth > _MAX_VALUE_DEPTH:
-        return value
-    if isinstance(value, Mapping):
-        return _strip_object(value, alts, refs, depth)
-    if isinstance(value, list):
-        return _strip_array(value, alts, refs, depth)
-    return value
-
-
-def _strip_object(
-    value: Mapping[str, Any], alts: list[_Conj], refs: RefResolver, depth: int
-) -> Any:
-    views = [c for c in alts if _may_be(c, "object")]
-    views = [c for c in views if _fits(c, value)] or views
-    if not views:
-        return value
-    out: dict[str, Any] | None = None
-    for key, item in value.items():
-        declared = [s for s in (_property_schemas(c, key) for c in views) if s]
-        if not declared:
-            continue
-        if item is None:
-            if not any(all(admits_null(s, refs) for s in schemas) for schemas in declared):
-                out = dict(value) if out is None else out
-                del out[key]
-            continue
-        if isinstance(item, Mapping | list):
-            sub_alts = [alt for schemas in declared for alt in _product(schemas, refs)]
-            new = _strip(item, sub_alts[:_MAX_ALTERNATIVES], refs, depth + 1)
-            if new is not item:
-                out = dict(value) if out is None else out
-                out[key] = new
-    return value if out is None else out
-
-
-def _item_schemas(conj: _Conj, index: int) -> list[Any]:
-    found: list[Any] = []
-    for node in conj:
-        prefix = node.get("prefixItems")
-        items = node.get("items")
-        if isinstance(prefix, list) and index < len(prefix):
-            found.append(prefix[index])
-        elif isinstance(items, list) and index < len(items):  # draft 4 tuples
-            found.append(items[index])
-        elif isinstance(items, Mapping):
-            found.append(items)
-    return found
-
-
-def _strip_array(value: list[Any], alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
-    views = [c for c in alts if _may_be(c, "array")]
-    if not views:
-        return value
-    positional = max(
-        (
-            len(n[k])
-            for c in views
-            for n in c
-            for k in ("prefixItems", "items")
-            if isinstance(n.get(k), list)
-        ),
-        default=0,
-    )
-    cache: dict[int, list[_Conj]] = {}
-    out: list[Any] | None = None
-    for index, item in enumerate(value):
-        if not isinstance(item, Mapping | list):
-            continue
-        slot = min(index, positional)
-        if slot not in cache:
-            cache[slot] = [alt for c in views for alt in _product(_item_schemas(c, index), refs)][
-                :_MAX_ALTERNATIVES
-            ]
-        new = _strip(item, cache[slot], refs, depth + 1)
-        if new is not item:
-            out = list(value) if out is None else out
-            out[index] = new
-    return value if out is None else out
+    return strip_nulls(value, schema, defs)

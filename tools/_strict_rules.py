@@ -8,6 +8,7 @@ the ``openai`` SDK's strict transform).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +82,11 @@ LEGACY_MAX_NESTING = 5
 #: Schema nesting past which null admission is not examined further.
 MAX_NULL_DEPTH = 64
 
+#: Argument values nested deeper are left as they are by :func:`strip_nulls`.
+MAX_VALUE_DEPTH = 200
+#: Cap on the alternatives a union expands to while stripping nulls.
+MAX_ALTERNATIVES = 64
+
 #: Longest JSON text of a default that is quoted in a description.
 MAX_DEFAULT_TEXT = 200
 
@@ -95,25 +101,27 @@ def declared_types(node: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TYPE_CHECKS: Mapping[str, Any] = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: isinstance(v, bool),
+    "integer": _is_integer,
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, list | tuple),
+    "object": lambda v: isinstance(v, Mapping),
+}
+
+
 def value_matches_type(value: Any, kind: str) -> bool:
-    """Whether a JSON value is an instance of JSON Schema type ``kind``."""
-    if kind == "null":
-        return value is None
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "array":
-        return isinstance(value, list | tuple)
-    if kind == "object":
-        return isinstance(value, Mapping)
-    return False
+    """Whether a JSON value is an instance of JSON Schema type ``kind`` (False if unknown)."""
+    check = _TYPE_CHECKS.get(kind)
+    return bool(check(value)) if check is not None else False
 
 
 def describe_default(description: str | None, default: Any) -> str:
@@ -192,21 +200,29 @@ def admits_null(
         return False
     if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
         return True
+    return _own_admits_null(node) and _parts_admit_null(node, refs, seen, depth)
+
+
+def _own_admits_null(node: Mapping[str, Any]) -> bool:
+    kinds = node.get("type")
+    if (isinstance(kinds, str) and kinds != "null") or (
+        isinstance(kinds, list) and "null" not in kinds
+    ):
+        return False
+    enum = node.get("enum")
+    if isinstance(enum, list) and None not in enum:
+        return False
+    return "const" not in node or node["const"] is None
+
+
+def _parts_admit_null(
+    node: Mapping[str, Any], refs: RefResolver, seen: frozenset[str], depth: int
+) -> bool:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen:
         target = refs.lookup(ref)
         if target is not None and not admits_null(target, refs, seen | {ref}, depth + 1):
             return False
-    kinds = node.get("type")
-    if isinstance(kinds, str) and kinds != "null":
-        return False
-    if isinstance(kinds, list) and "null" not in kinds:
-        return False
-    enum = node.get("enum")
-    if isinstance(enum, list) and None not in enum:
-        return False
-    if "const" in node and node["const"] is not None:
-        return False
     all_of = node.get("allOf")
     if isinstance(all_of, list) and not all(admits_null(e, refs, seen, depth + 1) for e in all_of):
         return False
@@ -332,3 +348,190 @@ def _depth(node: Any, defs: Mapping[str, Any], memo: dict[str, int], stack: froz
         children.extend(node["anyOf"])
     inner = max((_depth(c, defs, memo, stack) for c in children), default=0)
     return inner + (1 if isinstance(props, Mapping) else 0)
+
+
+# -- null stripping (the runtime half of "a null means the default") ----------------------
+
+
+def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
+    """Implementation of :func:`tools._strict.strip_disallowed_nulls` (see there)."""
+    if not _has_none(value, 0):
+        return value
+    refs = RefResolver(schema if isinstance(schema, Mapping) else None, defs)
+    return _strip(value, _alternatives(schema, refs, frozenset()), refs, 0)
+
+
+def _has_none(value: Any, depth: int) -> bool:
+    if depth > MAX_VALUE_DEPTH:
+        return False
+    if isinstance(value, Mapping):
+        return any(v is None or _has_none(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_none(v, depth + 1) for v in value)
+    return False
+
+
+_Conj = tuple[Mapping[str, Any], ...]
+
+
+def _alternatives(
+    node: Any, refs: RefResolver, seen: frozenset[str], depth: int = 0
+) -> list[_Conj]:
+    """``node`` as a disjunction of conjunctions of plain nodes ($ref/allOf/anyOf expanded)."""
+    if node is False:
+        return []
+    if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
+        return [()]
+    parts: list[list[_Conj]] = [[(node,)]]
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref not in seen:
+        target = refs.lookup(ref)
+        if target is not None:
+            parts.append(_alternatives(target, refs, seen | {ref}, depth + 1))
+    if isinstance(node.get("allOf"), list):
+        parts.extend(_alternatives(entry, refs, seen, depth + 1) for entry in node["allOf"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            parts.append(
+                [alt for b in node[key] for alt in _alternatives(b, refs, seen, depth + 1)]
+            )
+    result: list[_Conj] = [()]
+    for part in parts:
+        result = [a + b for a in result for b in part][:MAX_ALTERNATIVES]
+    return result
+
+
+def _may_be(conj: _Conj, kind: str) -> bool:
+    return all(kind in (declared_types(n) or [kind]) for n in conj)
+
+
+def _fits(conj: _Conj, value: Mapping[str, Any]) -> bool:
+    """False when a required key is missing or a const/enum property does not match."""
+    for node in conj:
+        required = node.get("required")
+        if isinstance(required, list) and any(k not in value for k in required):
+            return False
+        props = node.get("properties")
+        if not isinstance(props, Mapping):
+            continue
+        for key, item in value.items():
+            sub = props.get(key)
+            if item is None or not isinstance(sub, Mapping):
+                continue
+            if "const" in sub and sub["const"] != item:
+                return False
+            if isinstance(sub.get("enum"), list) and item not in sub["enum"]:
+                return False
+    return True
+
+
+def _property_schemas(conj: _Conj, key: str) -> list[Any]:
+    found: list[Any] = []
+    for node in conj:
+        props = node.get("properties")
+        if isinstance(props, Mapping) and key in props:
+            found.append(props[key])
+            continue
+        patterns = node.get("patternProperties")
+        matched = False
+        if isinstance(patterns, Mapping):
+            for pattern, sub in patterns.items():
+                try:
+                    if re.search(pattern, key):
+                        found.append(sub)
+                        matched = True
+                except (re.error, TypeError):
+                    continue
+        extra = node.get("additionalProperties")
+        if not matched and isinstance(extra, Mapping):
+            found.append(extra)
+    return found
+
+
+def _product(schemas: list[Any], refs: RefResolver) -> list[_Conj]:
+    result: list[_Conj] = [()]
+    for sub in schemas:
+        options = _alternatives(sub, refs, frozenset())
+        result = [a + b for a in result for b in options][:MAX_ALTERNATIVES]
+    return result
+
+
+def _strip(value: Any, alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
+    if depth > MAX_VALUE_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        return _strip_object(value, alts, refs, depth)
+    if isinstance(value, list):
+        return _strip_array(value, alts, refs, depth)
+    return value
+
+
+def _strip_object(
+    value: Mapping[str, Any], alts: list[_Conj], refs: RefResolver, depth: int
+) -> Any:
+    views = [c for c in alts if _may_be(c, "object")]
+    views = [c for c in views if _fits(c, value)] or views
+    if not views:
+        return value
+    out: dict[str, Any] | None = None
+    for key, item in value.items():
+        declared = [s for s in (_property_schemas(c, key) for c in views) if s]
+        if not declared:
+            continue
+        if item is None:
+            if not any(all(admits_null(s, refs) for s in schemas) for schemas in declared):
+                out = dict(value) if out is None else out
+                del out[key]
+            continue
+        if isinstance(item, Mapping | list):
+            sub_alts = [alt for schemas in declared for alt in _product(schemas, refs)]
+            new = _strip(item, sub_alts[:MAX_ALTERNATIVES], refs, depth + 1)
+            if new is not item:
+                out = dict(value) if out is None else out
+                out[key] = new
+    return value if out is None else out
+
+
+def _item_schemas(conj: _Conj, index: int) -> list[Any]:
+    found: list[Any] = []
+    for node in conj:
+        prefix = node.get("prefixItems")
+        items = node.get("items")
+        if isinstance(prefix, list) and index < len(prefix):
+            found.append(prefix[index])
+        elif isinstance(items, list) and index < len(items):  # draft 4 tuples
+            found.append(items[index])
+        elif isinstance(items, Mapping):
+            found.append(items)
+    return found
+
+
+def _strip_array(value: list[Any], alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
+    views = [c for c in alts if _may_be(c, "array")]
+    if not views:
+        return value
+    positional = max(
+        (
+            len(n[k])
+            for c in views
+            for n in c
+            for k in ("prefixItems", "items")
+            if isinstance(n.get(k), list)
+        ),
+        default=0,
+    )
+    cache: dict[int, list[_Conj]] = {}
+    out: list[Any] | None = None
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping | list):
+            continue
+        slot = min(index, positional)
+        if slot not in cache:
+            cache[slot] = [alt for c in views for alt in _product(_item_schemas(c, index), refs)][
+                :MAX_ALTERNATIVES
+            ]
+        new = _strip(item, cache[slot], refs, depth + 1)
+        if new is not item:
+            out = list(value) if out is None else out
+            out[index] = new
+    return value if out is None else out

@@ -95,7 +95,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             if not (inspect.isclass(origin) and issubclass(origin, BaseTool)):
                 continue
             args = get_args(base)
-            for attr, arg in zip(("RequestModel", "ResponseModel"), args):
+            for attr, arg in zip(("RequestModel", "ResponseModel"), args, strict=False):
                 if attr not in cls.__dict__ and inspect.isclass(arg) and issubclass(arg, BaseModel):
                     setattr(cls, attr, arg)
         if cls.__dict__.get("name"):
@@ -133,7 +133,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     @abstractmethod
     def execute_internal(self, request: TRequest) -> TResponse:
-        """Do the work. May be ``async def``. Raise ``ToolError`` for failures the model should see."""
+        """Do the work (may be ``async def``); raise ``ToolError`` for failures the model sees."""
 
     def format_output(self, response: TResponse) -> Any:
         """Turn the response into the ``data`` the model sees (default: JSON-mode dump)."""
@@ -153,7 +153,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         Empty or ``None`` means no arguments; text that is not a JSON object is a
         ``validation_error`` telling the model to send one.
         """
-        if isinstance(arguments, (str, bytes)) and self._fast_json and self.RequestModel is not None:
+        if (
+            isinstance(arguments, (str, bytes))
+            and self._fast_json
+            and self.RequestModel is not None
+        ):
             return self._execute(None, arguments)
         return self._execute_parsed(arguments)
 
@@ -193,7 +197,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             from tools.schema import tool_input_schema
 
             cached = self.__dict__["_td_input_schema"] = tool_input_schema(self)
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     def _validator(self) -> Any:
         cached = self.__dict__.get("_td_validator")
@@ -238,7 +242,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+        except Exception as exc:
             return self._unexpected(exc, t0, started, request_id)
         return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
 
@@ -260,7 +264,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an envelope
+        except Exception as exc:
             return self._unexpected(exc, t0, started, request_id)
         return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
 
@@ -274,7 +278,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     def _validate_json(self, raw: str | bytes) -> Any:
         """The happy path for JSON text: validation in pydantic's Rust core, no dict built."""
         model = self.RequestModel
-        assert model is not None  # noqa: S101 - guarded by execute_raw
+        assert model is not None
         try:
             return model.model_validate_json(
                 raw, extra=None if model.model_config.get("extra") == "allow" else "forbid"
@@ -298,7 +302,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     def _unexpected(self, exc: Exception, t0: int, started: float, request_id: str) -> ToolResult:
         logger.error(
-            "tool %r raised %s (request_id=%s)", self.name, type(exc).__name__, request_id, exc_info=exc
+            "tool %r raised %s (request_id=%s)",
+            self.name,
+            type(exc).__name__,
+            request_id,
+            exc_info=exc,
         )
         message = (
             f"The tool '{self.name}' failed with an internal error (request id {request_id}). "
@@ -318,7 +326,9 @@ def _is_async_callable(func: Any) -> bool:
     return inspect.iscoroutinefunction(func)
 
 
-def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:
+def parse_arguments(
+    arguments: str | bytes | Mapping[str, Any] | None, tool_name: str
+) -> dict[str, Any]:
     """Decode the arguments of a tool call as a model sends them.
 
     Accepts JSON text, bytes, an already-decoded mapping, or None/empty for "no arguments".
@@ -348,10 +358,12 @@ def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name
             tool_name,
             [field_error((), "arguments must be a JSON object", value)],
             None,
-            headline=f"The arguments for tool '{tool_name}' must be a JSON object, not {type(value).__name__}:",
+            headline=f"The arguments for tool '{tool_name}' must be a JSON object, "
+            f"not {type(value).__name__}:",
         )
     raise InvalidArgumentsError(
-        f"The arguments for tool '{tool_name}' must be a JSON object, not {type(arguments).__name__}."
+        f"The arguments for tool '{tool_name}' must be a JSON object, "
+        f"not {type(arguments).__name__}."
     )
 
 

@@ -6,7 +6,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -40,9 +40,10 @@ class ActionStrategy(ABC, Generic[TActionRequest]):
             origin = get_origin(base)
             if inspect.isclass(origin) and issubclass(origin, ActionStrategy):
                 args = get_args(base)
-                if args and inspect.isclass(args[0]) and issubclass(args[0], BaseModel):
-                    if "RequestModel" not in cls.__dict__:
-                        cls.RequestModel = args[0]
+                arg = args[0] if args else None
+                is_model = inspect.isclass(arg) and issubclass(arg, BaseModel)
+                if is_model and "RequestModel" not in cls.__dict__:
+                    cls.RequestModel = cast(type[BaseModel], arg)
 
     @abstractmethod
     def execute(self, request: TActionRequest) -> Any:
@@ -82,7 +83,9 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         if not self._strategies:
             raise ToolDefinitionError(f"{type(self).__name__}: give at least one ActionStrategy.")
         self._schemas = {a: _strategy_schema(s) for a, s in self._strategies.items()}
-        self._all_params = {p for schema in self._schemas.values() for p in schema.get("properties", {})}
+        self._all_params = {
+            p for schema in self._schemas.values() for p in schema.get("properties", {})
+        }
         self.parameters = self._flat_schema()
 
     @property
@@ -108,12 +111,19 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         headline = f"Invalid arguments for action '{strategy.action_name}' of tool '{self.name}':"
         if rejected:
             records = [
-                field_error((key,), f"not an argument of action '{strategy.action_name}'", sent=False)
+                field_error(
+                    (key,), f"not an argument of action '{strategy.action_name}'", sent=False
+                )
                 for key in rejected
             ]
             raise invalid_arguments(self.name, records, schema, headline=headline)
         request = validate_with_model(
-            strategy.RequestModel, kwargs, schema=schema, tool_name=self.name, extra="forbid", headline=headline
+            strategy.RequestModel,
+            kwargs,
+            schema=schema,
+            tool_name=self.name,
+            extra="forbid",
+            headline=headline,
         )
         return ActionCall(strategy, request)
 
@@ -131,7 +141,9 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         for name, strategy in self._strategies.items():
             params = self._schemas[name].get("properties", {})
             required = set(self._schemas[name].get("required", ()))
-            takes = ", ".join(f"{p}{'' if p in required else '?'}" for p in params) or "no arguments"
+            takes = (
+                ", ".join(f"{p}{'' if p in required else '?'}" for p in params) or "no arguments"
+            )
             lines.append(f"- {name}: {strategy.description} Takes: {takes}.")
         example = next(iter(self._strategies))
         lines.append(f'Call again with e.g. {{"action": "{example}", ...}}.')
@@ -147,15 +159,20 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             for key, value in schema.get("$defs", {}).items():
                 if key in defs and defs[key] != value:
                     raise ToolDefinitionError(
-                        f"{type(self).__name__}: two actions define different models named {key!r}; "
+                        f"{type(self).__name__}: two actions define different models "
+                        f"named {key!r}; "
                         "rename one of them."
                     )
                 defs[key] = value
             required = set(schema.get("required", ()))
             for key, prop in schema.get("properties", {}).items():
-                users.setdefault(key, []).append(action + ("" if key in required else " (optional)"))
+                users.setdefault(key, []).append(
+                    action + ("" if key in required else " (optional)")
+                )
                 properties.setdefault(key, dict(prop))
-        action_help = " ".join(f"'{a}': {_sentence(s.description)}" for a, s in self._strategies.items())
+        action_help = " ".join(
+            f"'{a}': {_sentence(s.description)}" for a, s in self._strategies.items()
+        )
         flat: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -187,4 +204,3 @@ def _strategy_schema(strategy: ActionStrategy[Any]) -> dict[str, Any]:
     from tools.schema import model_schema
 
     return model_schema(strategy.RequestModel, closed=True)
-

@@ -74,52 +74,52 @@ class ToolError(TooldeckError):
 class InvalidArgumentsError(ToolError):
     """The arguments do not fit the tool's schema; the model can fix its call."""
 
-    error_type = "validation_error"
+    error_type: ClassVar[ErrorType] = "validation_error"
 
 
 class UnknownToolError(InvalidArgumentsError):
     """No tool is registered under the requested name."""
 
-    error_type = "unknown_tool"
+    error_type: ClassVar[ErrorType] = "unknown_tool"
 
 
 class UnknownActionError(InvalidArgumentsError):
     """A composite tool was called with a missing or unknown ``action``."""
 
-    error_type = "unknown_action"
+    error_type: ClassVar[ErrorType] = "unknown_action"
 
 
 class UpstreamError(ToolError):
     """A service the tool depends on failed (HTTP 5xx, connection refused, ...)."""
 
-    error_type = "upstream_error"
+    error_type: ClassVar[ErrorType] = "upstream_error"
     default_retryable = True
 
 
 class ToolTimeoutError(ToolError):
     """The call did not finish within its time limit."""
 
-    error_type = "timeout"
+    error_type: ClassVar[ErrorType] = "timeout"
     default_retryable = True
 
 
 class PermissionDeniedError(ToolError):
     """The call is not allowed (approval refused, path outside a sandbox, ...)."""
 
-    error_type = "permission_denied"
+    error_type: ClassVar[ErrorType] = "permission_denied"
 
 
 class CircuitOpenError(ToolError):
     """The tool failed repeatedly and its circuit breaker is open."""
 
-    error_type = "circuit_open"
+    error_type: ClassVar[ErrorType] = "circuit_open"
     default_retryable = True
 
 
 class ToolCancelledError(ToolError):
     """The run was cancelled before the call finished."""
 
-    error_type = "cancelled"
+    error_type: ClassVar[ErrorType] = "cancelled"
 
 
 class ToolDefinitionError(TooldeckError):

@@ -83,7 +83,9 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         from docstring_parser import parse
 
         self.func = func
-        self.name = check_tool_name(name or getattr(func, "__name__", ""), owner=f"function {func!r}")
+        self.name = check_tool_name(
+            name or getattr(func, "__name__", ""), owner=f"function {func!r}"
+        )
         doc = parse(inspect.getdoc(func) or "")
         self.description = description if description is not None else (doc.short_description or "")
         self.version = version
@@ -110,7 +112,7 @@ class FunctionTool(BaseTool[BaseModel, Any]):
 def _has_hints(func: Callable[..., Any]) -> bool:
     try:
         typing.get_type_hints(func)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: treat as untyped
+    except Exception:
         return False
     return True
 
@@ -121,7 +123,9 @@ def _request_model(
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
+        raise ToolDefinitionError(
+            f"function tool {tool_name!r}: cannot read its signature ({exc})."
+        ) from None
     hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
     fields: dict[str, Any] = {}
     positional: list[str] = []
@@ -148,7 +152,9 @@ def _request_model(
             annotation = _docstring_type(getattr(doc, "type_name", None))
             if annotation is None:
                 default = param.default
-                annotation = type(default) if default not in (inspect.Parameter.empty, None) else Any
+                annotation = (
+                    type(default) if default not in (inspect.Parameter.empty, None) else Any
+                )
         description = getattr(doc, "description", None) or None
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=description))
@@ -156,6 +162,8 @@ def _request_model(
     model_name = "".join(part.capitalize() for part in re.split(r"[_-]+", tool_name)) + "Arguments"
     try:
         model = create_model(model_name, __config__=config, **fields)
-    except Exception as exc:  # noqa: BLE001 - pydantic raises several types here
-        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot build its argument model: {exc}") from None
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"function tool {tool_name!r}: cannot build its argument model: {exc}"
+        ) from None
     return model, positional

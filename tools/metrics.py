@@ -82,7 +82,11 @@ class InMemoryMetrics:
         with self._lock:
             stats = self._stats.get(tool_name, ToolStats())
             return ToolStats(
-                stats.calls, stats.successes, stats.failures, stats.total_duration_ms, Counter(stats.error_types)
+                stats.calls,
+                stats.successes,
+                stats.failures,
+                stats.total_duration_ms,
+                Counter(stats.error_types),
             )
 
     def snapshot(self) -> dict[str, dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import difflib
+import inspect
 import marshal
 import threading
 import time
@@ -141,7 +142,7 @@ class LocalToolRegistry:
         """
         if isinstance(tool, BaseTool):
             instance: BaseTool[Any, Any] = tool
-        elif callable(tool):
+        elif callable(tool) and not inspect.isclass(tool):
             instance = FunctionTool(tool, name=name, description=description)
             name = description = None
         else:
@@ -156,7 +157,8 @@ class LocalToolRegistry:
             check_parameters_schema(instance.parameters, owner=f"tool {key!r}")
         entry = ToolEntry(
             tool=instance,
-            breaker=breaker or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
+            breaker=breaker
+            or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
@@ -241,13 +243,15 @@ class LocalToolRegistry:
 
     def _unknown(self, name: str) -> ToolResult:
         names = list(self._entries)
-        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
+        close = _suggestions(str(name), names)
         message = f"Unknown tool {str(name)[:100]!r}."
         if close:
             message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
         shown = names[:30]
-        message += " Available tools: " + (", ".join(shown) if shown else "none") + (
-            f" (and {len(names) - 30} more)." if len(names) > 30 else "."
+        message += (
+            " Available tools: "
+            + (", ".join(shown) if shown else "none")
+            + (f" (and {len(names) - 30} more)." if len(names) > 30 else ".")
         )
         info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
         placeholder = _Placeholder(str(name)[:64])
@@ -258,20 +262,27 @@ class LocalToolRegistry:
 
     # ----------------------------------------------------------------- export
 
-    def to_openai_tools(self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn") -> list[dict[str, Any]]:
+    def to_openai_tools(
+        self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn"
+    ) -> list[dict[str, Any]]:
         """Chat Completions tool definitions for every registered tool (fresh dicts).
 
         With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
         schema strict mode cannot express is exported with ``strict: false`` and a logged
         WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
         """
-        return self._export(("openai", strict, on_unsupported), lambda e, p: openai_tool(
-            e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported
-        ))
+        return self._export(
+            ("openai", strict, on_unsupported),
+            lambda e, p: openai_tool(
+                e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported
+            ),
+        )
 
     def to_anthropic_tools(self) -> list[dict[str, Any]]:
         """Anthropic Messages API tool definitions (fresh dicts)."""
-        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p))
+        return self._export(
+            ("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p)
+        )
 
     def to_mcp_tools(self) -> list[dict[str, Any]]:
         """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
@@ -294,7 +305,16 @@ class LocalToolRegistry:
                 cached = marshal.dumps(out)
                 self._export_cache[key] = cached
         # marshal round trip: fresh dicts every call at a fraction of deepcopy's cost.
-        return marshal.loads(cached)  # type: ignore[no-any-return]
+        return marshal.loads(cached)  # type: ignore[no-any-return]  # noqa: S302 - our own bytes
+
+
+def _suggestions(name: str, names: list[str]) -> list[str]:
+    """Up to three registered names close to ``name``: by similarity, then by substring."""
+    lowered = name.lower()
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    if lowered:
+        close += [n for n in names if n not in close and (lowered in n.lower() or n.lower() in lowered)]
+    return close[:3]
 
 
 class _Placeholder(BaseTool[Any, Any]):

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from tools.result import ToolResult
 
@@ -67,10 +67,11 @@ class CircuitBreaker:
         if self._state == "closed":
             return None
         with self._lock:
-            if self._state == "closed":
+            state: BreakerState = self._state
+            if state == "closed":
                 return None
             remaining = self.reset_timeout - (self._clock() - self._opened_at)
-            if self._state == "open" and remaining > 0:
+            if state == "open" and remaining > 0:
                 return remaining
             if self._probe_in_flight:
                 return max(remaining, 0.0)
@@ -130,12 +131,11 @@ class RetryPolicy:
         if self.initial_delay < 0 or self.max_delay < 0 or self.jitter < 0:
             raise ValueError("RetryPolicy delays must be >= 0 seconds")
 
-    def _wait(self):  # type: ignore[no-untyped-def]  # tenacity's wait type is private
-        from tenacity import wait_exponential_jitter
+    def _wait(self) -> Any:  # tenacity's wait base type is not public
+        from tenacity import wait_exponential, wait_random
 
-        return wait_exponential_jitter(
-            initial=self.initial_delay, max=self.max_delay, exp_base=self.multiplier, jitter=self.jitter
-        )
+        exponential = wait_exponential(multiplier=self.initial_delay, max=self.max_delay, exp_base=self.multiplier)
+        return exponential + wait_random(0, self.jitter) if self.jitter else exponential
 
     def run(
         self,
@@ -193,7 +193,7 @@ class RetryPolicy:
             reraise=True,
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else first,
         )
-        result = await retrying(call)
+        result: ToolResult = await retrying(call)
         return result, retrying.statistics.get("attempt_number", self.max_attempts)
 
 

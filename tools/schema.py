@@ -105,7 +105,11 @@ def openai_tool(
 
 def anthropic_tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """One Anthropic Messages API tool: ``{"name", "description", "input_schema"}``."""
-    return {"name": name, "description": description, "input_schema": copy.deepcopy(dict(parameters))}
+    return {
+        "name": name,
+        "description": description,
+        "input_schema": copy.deepcopy(dict(parameters)),
+    }
 
 
 def mcp_tool(

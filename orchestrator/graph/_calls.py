@@ -19,7 +19,7 @@ class PendingCall:
     """One tool call to answer.
 
     Attributes:
-        index: Position in the assistant message (answers keep this order).
+        index: Position among the pending calls (answers keep this order).
         id: The ``tool_call_id`` to answer.
         name: The function name the model asked for (may be empty when it sent none).
         arguments: The arguments as sent: JSON text, a mapping, or None.
@@ -75,7 +75,8 @@ def pending_calls(messages: Sequence[Any]) -> list[PendingCall]:
         if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
             return []
         calls = [_call_of(i, raw) for i, raw in enumerate(raw_calls)]
-        return [call for call in calls if call.id not in answered]
+        pending = [call for call in calls if call.id not in answered]
+        return [PendingCall(i, c.id, c.name, c.arguments) for i, c in enumerate(pending)]
     return []
 
 

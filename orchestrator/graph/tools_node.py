@@ -268,11 +268,7 @@ class ToolsNode:
 
     async def _execute(self, call: PendingCall) -> ToolResult:
         tool = self._registry.tool(call.name) if call.name else None
-        on_loop = tool is not None and (
-            inspect.iscoroutinefunction(getattr(tool, "execute_internal", None))
-            or not getattr(tool, "run_in_thread", True)
-        )
-        if on_loop:
+        if tool is not None and _runs_on_loop(tool):
             return await self._registry.acall_tool_raw(call.name, call.arguments)
         loop = asyncio.get_running_loop()
         future = self._worker_pool().submit(
@@ -344,6 +340,15 @@ class ToolsNode:
             )
             text, truncated = dumps(result.to_dict()), False
         return text, truncated, result
+
+
+def _runs_on_loop(tool: Any) -> bool:
+    """Async tools (and thread-affine sync ones) run on the event loop, others on workers."""
+    if not getattr(tool, "run_in_thread", True):
+        return True
+    return inspect.iscoroutinefunction(
+        getattr(tool, "execute_internal", None)
+    ) or inspect.iscoroutinefunction(getattr(tool, "func", None))
 
 
 def _arguments_for_trace(arguments: Any) -> Any:

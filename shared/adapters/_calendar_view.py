@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta, tzinfo
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -58,7 +59,11 @@ def _in_window(
 ) -> bool:
     start, end = event.start, event.end
     if not isinstance(start, datetime):
-        last = end - timedelta(days=1) if isinstance(end, date) and not isinstance(end, datetime) else start
+        last = (
+            end - timedelta(days=1)
+            if isinstance(end, date) and not isinstance(end, datetime)
+            else start
+        )
         return start <= last_day and max(start, last) >= first_day
     finish = end if isinstance(end, datetime) else start
     return start < window_end and finish >= day_start
@@ -112,7 +117,9 @@ def normalize_calendar(data: Any) -> dict[str, Any]:
             upcoming.append({"date": day.isoformat(), "weekday": day.strftime("%a"), **item})
         if isinstance(start, datetime):
             if day == today:
-                timed_today.append((start, end if isinstance(end, datetime) else start, item["title"]))
+                timed_today.append(
+                    (start, end if isinstance(end, datetime) else start, item["title"])
+                )
             if next_event is None and start > now:
                 minutes = int((start - now).total_seconds() // 60)
                 next_event = {**item, "date": day.isoformat(), "starts_in_minutes": minutes}
@@ -127,10 +134,12 @@ def normalize_calendar(data: Any) -> dict[str, Any]:
     }
 
 
-def _alerts(timed_today: list[tuple[datetime, datetime, str]], next_event: dict[str, Any] | None) -> list[str]:
+def _alerts(
+    timed_today: list[tuple[datetime, datetime, str]], next_event: dict[str, Any] | None
+) -> list[str]:
     alerts: list[str] = []
     timed_today.sort()
-    for (start_a, end_a, title_a), (start_b, _, title_b) in zip(timed_today, timed_today[1:], strict=False):
+    for (start_a, end_a, title_a), (start_b, _, title_b) in pairwise(timed_today):
         if start_b < end_a:
             alerts.append(
                 f"Calendar conflict: '{title_a}' ({start_a:%H:%M}-{end_a:%H:%M}) overlaps "

@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from shared.adapters.finance_query import FinanceIndex, FinanceQuery, totals_by_currency
+from shared.adapters.finance_query import FinanceIndex, FinanceQuery
 from shared.adapters.records import Transaction
 
 RECENT_COUNT = 10

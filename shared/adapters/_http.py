@@ -53,8 +53,8 @@ def http_get(
     Connection errors, timeouts and 429/5xx answers are retried up to ``max_attempts``
     times with exponential backoff; other 4xx answers fail at once. Bodies larger than
     ``max_bytes`` are refused. A 4xx status listed in ``ok_statuses`` returns its body
-    (APIs such as OSRM explain a failure in a JSON body). Errors name only the origin of the URL, never its path
-    or query (which may carry tokens).
+    (APIs such as OSRM explain a failure in a JSON body). Errors name only the origin of
+    the URL, never its path or query (which may carry tokens).
 
     Raises:
         AdapterError: The request failed for good.
@@ -70,7 +70,15 @@ def http_get(
     )
     origin = safe_origin(url)
     try:
-        return retrying(_get_once, session, url, params, timeout, max_bytes, ok_statuses)
+        return retrying(
+            _get_once,
+            session,
+            url,
+            params=params,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            ok_statuses=ok_statuses,
+        )
     except _RetryableStatus as exc:
         raise AdapterError(f"{origin} answered HTTP {exc.status}") from None
     except requests.Timeout:
@@ -82,6 +90,7 @@ def http_get(
 def _get_once(
     session: requests.Session,
     url: str,
+    *,
     params: Mapping[str, Any] | None,
     timeout: float,
     max_bytes: int,

@@ -68,7 +68,9 @@ def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise AdapterError(f"unknown time zone {name!r} (use an IANA name such as 'Europe/Lisbon')") from None
+        raise AdapterError(
+            f"unknown time zone {name!r} (use an IANA name such as 'Europe/Lisbon')"
+        ) from None
 
 
 @register_adapter(category="calendar", platform="ics")
@@ -117,12 +119,14 @@ class IcsCalendarAdapter(BaseAdapter[CalendarEvent]):
         import recurring_ical_events
 
         try:
-            occurrences = recurring_ical_events.of(raw.calendar, keep_recurrence_attributes=True).between(
-                raw.start, raw.end
-            )
+            occurrences = recurring_ical_events.of(
+                raw.calendar, keep_recurrence_attributes=True
+            ).between(raw.start, raw.end)
         except Exception as exc:
             # recurring-ical-events raises its own errors and ValueError for bad rules.
-            raise AdapterError(f"cannot expand recurring events: {exc}", source=raw.source) from None
+            raise AdapterError(
+                f"cannot expand recurring events: {exc}", source=raw.source
+            ) from None
         events = [_event(component, raw) for component in occurrences]
         events.sort(key=lambda event: _sort_key(event.start))
         return events
@@ -164,7 +168,7 @@ def _parse_calendar(text: str, source: str) -> Any:
     import icalendar
 
     try:
-        calendar = icalendar.Calendar.from_ical(text)
+        calendar: Any = icalendar.Calendar.from_ical(text)
     except ValueError as exc:
         raise AdapterError(
             f"not a valid iCalendar file: {_first_line(exc)}",
@@ -216,7 +220,9 @@ def _event(component: Any, raw: _IcsRaw) -> CalendarEvent:
     start = _when(component.get("DTSTART"), raw.zone)
     if start is None:
         uid = _text(component.get("UID")) or "?"
-        raise AdapterError(f"event {uid!r} has no DTSTART", source=raw.source, line=find_line(raw.text, uid))
+        raise AdapterError(
+            f"event {uid!r} has no DTSTART", source=raw.source, line=find_line(raw.text, uid)
+        )
     end = _when(component.get("DTEND"), raw.zone)
     if end is None and component.get("DURATION") is not None:
         end = start + component.get("DURATION").dt

@@ -151,7 +151,9 @@ class FinanceIndex:
             body = self._categories(selected)
         else:
             body = self._page(selected, query)
-        out: dict[str, Any] = to_jsonable_python({"action": query.action, "filters": filters, **body})
+        out: dict[str, Any] = to_jsonable_python(
+            {"action": query.action, "filters": filters, **body}
+        )
         return out
 
     def _page(self, selected: list[Transaction], query: FinanceQuery) -> dict[str, Any]:

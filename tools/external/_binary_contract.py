@@ -26,14 +26,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.errors import ErrorType
-from tools.external._process import ProcessRunner, RunnerClosedError
+from tools.external._process import ProcessOutcome, ProcessRunner, RunnerClosedError
 from tools.external._redact import clip
 from tools.result import ToolResult
 
@@ -42,7 +42,6 @@ MODE_VALUE = "subprocess"
 MAX_SCHEMA_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 2_000
 BinaryState = Literal["ready", "schema-unknown", "missing-binary", "broken"]
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _ERROR_TYPES = frozenset(get_args(ErrorType))
 
 
@@ -112,25 +111,30 @@ def parse_schema_document(stdout: bytes) -> Probe:
         raw = json.loads(text)
     except ValueError:
         return Probe("schema-unknown", message="--schema output is not JSON")
+    problem = _contract_problem(raw)
+    if problem is not None:
+        return Probe("broken", message=clip(problem, 500))
+    return Probe("ready", BinarySchema.model_validate(raw))
+
+
+def _contract_problem(raw: Any) -> str | None:
     if not isinstance(raw, dict):
-        return Probe("broken", message="--schema printed JSON that is not an object")
+        return "--schema printed JSON that is not an object"
     try:
         schema = BinarySchema.model_validate(raw)
         Draft202012Validator.check_schema(schema.input_schema)
         if schema.output_schema is not None:
             Draft202012Validator.check_schema(schema.output_schema)
     except ValidationError as exc:
-        return Probe("broken", message=clip(f"invalid --schema document: {exc}", 500))
+        return f"invalid --schema document: {exc}"
     except SchemaError as exc:
-        return Probe("broken", message=clip(f"invalid JSON schema: {exc.message}", 500))
+        return f"invalid JSON schema: {exc.message}"
     if schema.input_schema.get("type", "object") != "object":
-        return Probe("broken", message="input_schema must describe an object")
-    return Probe("ready", schema)
+        return "input_schema must describe an object"
+    return None
 
 
-def probe_binary(
-    path: str, runner: ProcessRunner, env: Mapping[str, str], timeout: float
-) -> Probe:
+def probe_binary(path: str, runner: ProcessRunner, env: Mapping[str, str], timeout: float) -> Probe:
     """Run ``path --schema`` (empty stdin) and judge the answer; never raises for the binary.
 
     Raises:
@@ -175,8 +179,9 @@ def _from_envelope(env: dict[str, Any], meta: dict[str, Any]) -> ToolResult:
         return ToolResult.success(env.get("data"), metadata=meta)
     etype = env.get("error_type")
     details = env.get("details")
+    error_type = cast(ErrorType, etype if etype in _ERROR_TYPES else "execution_error")
     return ToolResult.failure(
-        etype if etype in _ERROR_TYPES else "execution_error",
+        error_type,
         clip(str(env.get("error") or "the tool failed"), MAX_MESSAGE_CHARS),
         retryable=env.get("retryable") is True,
         details=details if isinstance(details, dict) else None,
@@ -206,67 +211,76 @@ def call_binary(
         outcome = runner.run(
             [path], input=payload, env=env, timeout=timeout, max_output_bytes=max_output_bytes
         )
-    except FileNotFoundError:
-        return ToolResult.failure(
-            "execution_error",
-            f"Tool '{label}' is no longer installed; do not call it again.",
-            details={"reason": "missing-binary"},
-            metadata=meta,
-        )
-    except RunnerClosedError:
-        return ToolResult.failure("cancelled", f"Tool '{label}' is shutting down.", metadata=meta)
-    except OSError as exc:
-        return ToolResult.failure(
-            "execution_error",
-            f"Tool '{label}' could not start ({exc.strerror or 'OS error'}).",
-            retryable=exc.errno == errno.ETXTBSY,
-            details={"reason": "broken"},
-            metadata=meta,
-        )
+    except (OSError, RunnerClosedError) as exc:
+        return _spawn_failure(exc, label, meta)
     meta["exit_code"] = outcome.returncode
     if outcome.killed:
         return ToolResult.failure("cancelled", f"Tool '{label}' was stopped.", metadata=meta)
     if outcome.timed_out:
         return ToolResult.failure(
-            "timeout", f"Tool '{label}' did not finish within {timeout:g} s.", retryable=True,
+            "timeout",
+            f"Tool '{label}' did not finish within {timeout:g} s.",
+            retryable=True,
             metadata=meta,
         )
     if outcome.output_overflow:
-        return ToolResult.failure(
-            "execution_error",
+        return _fail(
             f"Tool '{label}' printed more than {max_output_bytes} bytes; ask for less output.",
-            details={"reason": "output_too_large"},
-            metadata=meta,
+            "output_too_large",
+            meta,
         )
+    return _interpret(outcome, label, meta)
+
+
+def _fail(message: str, reason: str, meta: dict[str, Any], **details: Any) -> ToolResult:
+    return ToolResult.failure(
+        "execution_error",
+        clip(message, MAX_MESSAGE_CHARS),
+        details={"reason": reason, **details},
+        metadata=meta,
+    )
+
+
+def _spawn_failure(exc: Exception, label: str, meta: dict[str, Any]) -> ToolResult:
+    if isinstance(exc, FileNotFoundError):
+        return _fail(
+            f"Tool '{label}' is no longer installed; do not call it again.", "missing-binary", meta
+        )
+    if isinstance(exc, RunnerClosedError):
+        return ToolResult.failure("cancelled", f"Tool '{label}' is shutting down.", metadata=meta)
+    busy = isinstance(exc, OSError) and exc.errno == errno.ETXTBSY
+    reason = getattr(exc, "strerror", None) or "OS error"
+    return ToolResult.failure(
+        "execution_error",
+        f"Tool '{label}' could not start ({reason}).",
+        retryable=busy,
+        details={"reason": "broken"},
+        metadata=meta,
+    )
+
+
+def _interpret(outcome: ProcessOutcome, label: str, meta: dict[str, Any]) -> ToolResult:
     text = outcome.stdout.decode("utf-8", "replace").strip()
     try:
         parsed: Any = json.loads(text) if text else None
     except ValueError:
-        parsed = None
         if outcome.returncode == 0:
-            return ToolResult.failure(
-                "execution_error",
+            return _fail(
                 f"Tool '{label}' printed output that is not JSON.",
-                details={"reason": "invalid_output", "output_start": text[:200]},
-                metadata=meta,
+                "invalid_output",
+                meta,
+                output_start=text[:200],
             )
+        parsed = None
     envelope = _envelope(parsed)
     if envelope is not None:
         return _from_envelope(envelope, meta)
     if outcome.returncode != 0:
         stderr = outcome.stderr.decode("utf-8", "replace").strip()
         message = stderr or f"exited with status {outcome.returncode} and no error output"
-        return ToolResult.failure(
-            "execution_error",
-            clip(f"Tool '{label}' failed: {message}", MAX_MESSAGE_CHARS),
-            details={"reason": "exit_status", "exit_code": outcome.returncode},
-            metadata=meta,
+        return _fail(
+            f"Tool '{label}' failed: {message}", "exit_status", meta, exit_code=outcome.returncode
         )
     if not text:
-        return ToolResult.failure(
-            "execution_error",
-            f"Tool '{label}' printed nothing.",
-            details={"reason": "empty_output"},
-            metadata=meta,
-        )
+        return _fail(f"Tool '{label}' printed nothing.", "empty_output", meta)
     return ToolResult.success(parsed, metadata=meta)

@@ -156,7 +156,7 @@ def collect(
     max_output: int,
     max_drain: int,
 ) -> Capture:
-    """Read ``proc``'s stdout/stderr (``streams``: their fds) and the launcher's status pipe until all are closed.
+    """Read stdout/stderr (``streams``: their fds) and the status pipe until all close.
 
     Keeps at most ``max_output`` bytes per stream (setting ``truncated``), kills the
     process group on ``deadline`` (``timed_out``) or once more than ``max_drain`` bytes

@@ -124,10 +124,12 @@ def _exec_program(config: dict[str, Any], status_fd: int) -> None:
             os.setuid(int(uid))
         os.chdir(config["cwd"])
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        os.execve(config["argv"][0], config["argv"], config["env"])
+        os.execve(config["argv"][0], config["argv"], config["env"])  # noqa: S606 - no shell
     except BaseException as exc:  # report anything, the parent decides
         try:
-            os.write(status_fd, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode())
+            os.write(
+                status_fd, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode()
+            )
         finally:
             os._exit(127)
 

@@ -172,7 +172,7 @@ class LocalSandbox:
         workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
         try:
             program = self._prepare(workdir, code, language, stdin)
-            return self._launch(argv + [str(program)], workdir, language, timeout)
+            return self._launch([*argv, str(program)], workdir, language, timeout)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -364,4 +364,3 @@ class LocalSandbox:
         if capture.truncated:
             return f"Output was cut to {limits.max_output_bytes} bytes per stream."
         return None
-

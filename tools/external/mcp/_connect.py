@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client import Transport
 from mcp.client.session import IncomingMessage
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tools.errors import ToolDefinitionError
+from tools.external.mcp._stdio import stdio_transport
 
 logger = logging.getLogger(__name__)
 
@@ -79,18 +79,18 @@ class MCPServerParams:
             raise MCPConfigError(
                 "MCPServerParams: give exactly one of command=[...] or url='http...'."
             )
-        command: object = self.command
+        command: Any = self.command
         if command is not None:
             if isinstance(command, str) or not command:
                 raise MCPConfigError(
                     "MCPServerParams: command must be a non-empty argv list, e.g. "
                     "['python', '-m', 'mcp_server_time'], not a shell string."
                 )
-            if not all(isinstance(part, str) and "\x00" not in part for part in self.command):
+            if not all(isinstance(part, str) and "\x00" not in part for part in command):
                 raise MCPConfigError(
                     "MCPServerParams: every command part must be a string without NUL."
                 )
-            object.__setattr__(self, "command", tuple(self.command))
+            object.__setattr__(self, "command", tuple(command))
         if self.url is not None:
             parts = urlsplit(self.url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -131,17 +131,20 @@ class ClientOptions:
     errlog: TextIO = field(default=sys.stderr, repr=False)
 
 
-def _stdio_transport(options: ClientOptions) -> Transport:
-    command = options.params.command or ("",)
-    server = StdioServerParameters(
-        command=command[0],
-        args=list(command[1:]),
-        env=dict(options.params.env) if options.params.env is not None else None,
+def _stdio(options: ClientOptions, on_spawn: Callable[[int], None] | None) -> Transport:
+    errlog: Any = options.errlog
+    try:
+        errlog.fileno()
+    except (AttributeError, OSError, ValueError):
+        errlog = None  # not a real file (captured stream): inherit this process's stderr
+    transport: Transport = stdio_transport(
+        options.params.command or (),
+        env=options.params.env,
         cwd=options.params.cwd,
-        # A server writing invalid UTF-8 must not kill the reader; bad bytes become U+FFFD.
-        encoding_error_handler="replace",
+        stderr=errlog,
+        on_spawn=on_spawn,
     )
-    return stdio_client(server, errlog=options.errlog)
+    return transport
 
 
 @asynccontextmanager
@@ -159,6 +162,7 @@ def make_client(
     options: ClientOptions,
     *,
     on_stream_error: Callable[[Exception], None] | None = None,
+    on_spawn: Callable[[int], None] | None = None,
 ) -> Client:
     """Build (not enter) an SDK :class:`mcp.Client` for ``options.params``.
 
@@ -185,7 +189,7 @@ def make_client(
                 on_stream_error(message)
 
     transport: Transport = (
-        _stdio_transport(options)
+        _stdio(options, on_spawn)
         if options.params.command is not None
         else _http_transport(options)
     )
@@ -196,24 +200,4 @@ def make_client(
         log_level=options.log_level,
         message_handler=on_message,
         client_info=mcp_types.Implementation(name="tooldeck", version="0.1.0"),
-    )
-
-
-def server_params(
-    *,
-    command: Sequence[str] | None,
-    url: str | None,
-    env: Mapping[str, str] | None,
-    cwd: str | Path | None,
-    headers: Mapping[str, str] | None,
-    label: str | None,
-) -> MCPServerParams:
-    """Build :class:`MCPServerParams` from constructor keywords (list command -> tuple)."""
-    return MCPServerParams(
-        command=tuple(command) if command is not None and not isinstance(command, str) else command,  # type: ignore[arg-type]
-        url=url,
-        env=env,
-        cwd=cwd,
-        headers=headers,
-        label=label or "",
     )

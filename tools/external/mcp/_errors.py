@@ -52,8 +52,9 @@ def translate(exc: BaseException, *, label: str, timeout: float) -> ToolError:  
     if isinstance(exc, MCPError):
         return _from_mcp_error(exc, label=label, timeout=timeout)
     if isinstance(exc, OSError):
+        reason = exc.strerror or type(exc).__name__
         return UpstreamError(
-            f"The MCP server {label!r} could not be started or reached ({exc.strerror or type(exc).__name__}).",
+            f"The MCP server {label!r} could not be started or reached ({reason}).",
             retryable=False,
         )
     if isinstance(exc, httpx2.HTTPError):

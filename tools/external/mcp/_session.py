@@ -66,6 +66,24 @@ async def _list_all(client: Client) -> list[mcp_types.Tool]:
     return tools
 
 
+class _Connection:
+    """One attempt at a live connection: the owner task's state, shared with callers."""
+
+    def __init__(self, connect_timeout: float) -> None:
+        self.ready = anyio.Event()
+        self.stop = anyio.Event()
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope(deadline=anyio.current_time() + connect_timeout)
+        self.client: Client | None = None
+        self.error: BaseException | None = None
+        self.pid: int | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Connecting or connected, and not told to stop."""
+        return not (self.stop.is_set() or self.done.is_set())
+
+
 class PersistentSession:
     """One connection per server, opened on first use, shared by all calls, reopened if lost.
 
@@ -78,74 +96,70 @@ class PersistentSession:
 
     def __init__(self, options: ClientOptions) -> None:
         self._options = options
-        self._client: Client | None = None
-        self._owner_done: anyio.Event | None = None
-        self._ready: anyio.Event | None = None
-        self._stop: anyio.Event | None = None
-        self._error: BaseException | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._owner_task: asyncio.Task[None] | None = None
+        self._current: _Connection | None = None
+        self._owners: set[asyncio.Task[None]] = set()
         self._closed = False
+
+    @property
+    def server_pid(self) -> int | None:
+        """Pid of the current stdio server process (None before the first call or for URLs)."""
+        return self._current.pid if self._current is not None else None
 
     async def _connected(self) -> Client:
         if self._closed:
             raise UpstreamError("The MCP toolset is closed.", retryable=False)
-        if self._client is not None:
-            return self._client
-        ready = self._ready
-        if ready is None or self._owner_done is None or self._owner_done.is_set():
-            ready = self._start_owner()
-        await ready.wait()
-        client = self._current()
-        if client is None:
-            error = self._error or UpstreamError("The MCP server connection failed.")
+        conn = self._current
+        if conn is None or not conn.usable:
+            conn = self._start_owner()
+        if conn.client is None:
+            await conn.ready.wait()
+        if conn.client is None or conn.stop.is_set():
+            error = conn.error or UpstreamError("The MCP server closed the connection.")
             raise translate(
                 error, label=self._options.params.label, timeout=self._options.connect_timeout
             )
-        return self._client
+        return conn.client
 
-    def _start_owner(self) -> anyio.Event:
-        ready, stop, done = anyio.Event(), anyio.Event(), anyio.Event()
-        self._ready, self._stop, self._owner_done = ready, stop, done
-        self._error = None
-        self._scope = anyio.CancelScope(
-            deadline=anyio.current_time() + self._options.connect_timeout
-        )
+    def _start_owner(self) -> _Connection:
+        conn = _Connection(self._options.connect_timeout)
+        self._current = conn
         # The owner must outlive the caller's task (and its cancel scopes), so it is a
         # free-standing task on this loop rather than a child of the calling task.
-        self._owner_task = asyncio.get_running_loop().create_task(
-            self._own(self._scope, ready, stop, done)
-        )
-        return ready
+        task = asyncio.get_running_loop().create_task(self._own(conn))
+        self._owners.add(task)
+        task.add_done_callback(self._owners.discard)
+        return conn
 
-    async def _own(
-        self, scope: anyio.CancelScope, ready: anyio.Event, stop: anyio.Event, done: anyio.Event
-    ) -> None:
+    async def _own(self, conn: _Connection) -> None:
         label = self._options.params.label
+
+        def spawned(pid: int) -> None:
+            conn.pid = pid
+
         try:
-            with scope:
-                async with make_client(self._options) as client:
-                    scope.deadline = math.inf
-                    self._client = client
-                    ready.set()
+            with conn.scope:
+                async with make_client(self._options, on_spawn=spawned) as client:
+                    conn.scope.deadline = math.inf
+                    conn.client = client
+                    conn.ready.set()
                     logger.debug("MCP server %s connected", label)
-                    await stop.wait()
-            if scope.cancelled_caught and not ready.is_set():
-                self._error = TimeoutError()
-        except Exception as exc:  # any connect failure becomes the calls' error
-            self._error = exc
+                    await conn.stop.wait()
+            if conn.scope.cancelled_caught and conn.client is None:
+                conn.error = TimeoutError()
+        except Exception as exc:  # any connect failure becomes the waiting calls' error
+            conn.error = exc
             logger.debug("MCP server %s session ended: %r", label, exc)
         finally:
-            if self._stop is stop:
-                self._client = None
-            ready.set()
-            done.set()
+            conn.client = None
+            conn.stop.set()
+            conn.ready.set()
+            conn.done.set()
 
     def _invalidate(self, client: Client) -> None:
-        """Drop ``client`` (its server is gone) so that the next call reconnects."""
-        if self._client is client and self._stop is not None:
-            self._client = None
-            self._stop.set()
+        """Retire the connection of ``client`` (its server is gone); the next call reconnects."""
+        conn = self._current
+        if conn is not None and conn.client is client:
+            conn.stop.set()
 
     async def list_tools(self, *, timeout: float) -> list[mcp_types.Tool]:
         """All tools the server offers, pages followed; raises ``ToolError`` subclasses."""
@@ -181,16 +195,17 @@ class PersistentSession:
         return error
 
     async def aclose(self) -> None:
-        """Close the connection and stop the server (process group killed if it lingers)."""
+        """Close every connection and stop its server (process group killed if it lingers)."""
         self._closed = True
-        if self._stop is not None:
-            self._stop.set()
-        if self._scope is not None and self._client is None:
-            # Still connecting (a hung or babbling server): give up on it now.
-            self._scope.cancel()
-        if self._owner_done is not None:
-            await self._owner_done.wait()
-        self._client = None
+        conn = self._current
+        if conn is not None:
+            conn.stop.set()
+            if conn.client is None:
+                # Still connecting (a hung or babbling server): give up on it now.
+                conn.scope.cancel()
+        owners = list(self._owners)
+        if owners:
+            await asyncio.wait(owners)
 
 
 class SpawnPerCallSession:

@@ -65,10 +65,12 @@ def build_mcp_server(
     ) -> mcp_types.ListToolsResult:
         return mcp_types.ListToolsResult(tools=_listed_tools(registry))
 
+    schemas = _OutputSchemas(registry)
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        return await _call(registry, params.name, params.arguments)
+        return await _call(registry, params.name, params.arguments, schemas)
 
     return Server(
         name,
@@ -91,7 +93,10 @@ def _listed_tools(registry: ServableRegistry) -> list[mcp_types.Tool]:
 
 
 async def _call(
-    registry: ServableRegistry, name: str, arguments: Mapping[str, Any] | None
+    registry: ServableRegistry,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    schemas: _OutputSchemas,
 ) -> mcp_types.CallToolResult:
     try:
         result = await registry.acall_tool(name, **dict(arguments or {}))
@@ -103,9 +108,7 @@ async def _call(
     if result.error is not None:
         return _error_result(result.error.message)
     structured = (
-        result.data
-        if _has_output_schema(registry, name) and isinstance(result.data, dict)
-        else None
+        result.data if schemas.has_object_schema(name) and isinstance(result.data, dict) else None
     )
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(text=_as_text(result.data))],
@@ -113,11 +116,24 @@ async def _call(
     )
 
 
-def _has_output_schema(registry: ServableRegistry, name: str) -> bool:
-    tool = getattr(registry, "tool", None)
-    found = tool(name) if callable(tool) else None
-    schema = found.output_schema() if found is not None else None
-    return isinstance(schema, Mapping) and schema.get("type") == "object"
+class _OutputSchemas:
+    """Whether each tool declares an object output schema, cached per tool instance."""
+
+    def __init__(self, registry: ServableRegistry) -> None:
+        self._lookup = getattr(registry, "tool", None)
+        self._known: dict[str, tuple[Any, bool]] = {}
+
+    def has_object_schema(self, name: str) -> bool:
+        tool = self._lookup(name) if callable(self._lookup) else None
+        if tool is None:
+            return False
+        cached = self._known.get(name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        schema = tool.output_schema()
+        known = isinstance(schema, Mapping) and schema.get("type") == "object"
+        self._known[name] = (tool, known)
+        return known
 
 
 def _error_result(message: str) -> mcp_types.CallToolResult:

@@ -109,8 +109,8 @@ class MCPToolset:
     ) -> None:
         if isinstance(command, str):
             raise MCPConfigError(
-                f"MCPToolset: command must be an argv list, not a shell string: {clip(command, 80)!r}; "
-                "e.g. command=['python', '-m', 'mcp_server_time']."
+                "MCPToolset: command must be an argv list, not a shell string: "
+                f"{clip(command, 80)!r}; e.g. command=['python', '-m', 'mcp_server_time']."
             )
         if call_timeout <= 0 or connect_timeout <= 0:
             raise MCPConfigError("MCPToolset: call_timeout and connect_timeout must be positive.")
@@ -190,7 +190,8 @@ class MCPToolset:
                 return tool
         available = ", ".join(tool.name for tool in tools) or "none"
         raise UnknownToolError(
-            f"The MCP server {self.label!r} has no tool {clip(name, 100)!r}; available: {available}."
+            f"The MCP server {self.label!r} has no tool {clip(name, 100)!r}; "
+            f"available: {available}."
         )
 
     def call(

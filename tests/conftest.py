@@ -1,0 +1,3 @@
+"""Suite-wide fixtures: nothing here may touch the network or the user's files."""
+
+from __future__ import annotations

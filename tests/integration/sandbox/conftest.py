@@ -1,0 +1,78 @@
+"""Fixtures for the sandbox and math-worker tests: real processes, and a leftover check."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tools.builtin.code_executor import LocalSandbox, SandboxLimits
+
+
+def processes_under(prefix: str) -> list[tuple[int, str]]:
+    """Live processes whose cwd or command line mentions ``prefix`` (a /proc scan)."""
+    found: list[tuple[int, str]] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+            if state == b"Z":  # a zombie is already dead; its parent reaps it
+                continue
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ")
+            try:
+                cwd = os.readlink(f"/proc/{entry.name}/cwd")
+            except OSError:
+                cwd = ""
+        except (OSError, IndexError):
+            continue
+        text = cmdline.decode("utf-8", "replace")
+        if prefix in cwd or prefix in text:
+            found.append((int(entry.name), text[:200]))
+    return found
+
+
+@pytest.fixture
+def sandbox_root() -> Iterator[Path]:
+    """A root for sandbox working dirs, traversable by the sandbox uid; checked for leftovers.
+
+    Fails the test if any process of a sandbox session under this root is still alive
+    after the test (background processes, fork-bomb children, ...).
+    """
+    root = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-test-"))
+    root.chmod(0o711)
+    try:
+        yield root
+        leftovers = processes_under(str(root))
+        assert leftovers == [], f"sandbox processes outlived the call: {leftovers}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def limits() -> SandboxLimits:
+    """Small limits so that hostile programs hit them fast."""
+    return SandboxLimits(
+        timeout_seconds=5.0,
+        cpu_seconds=5,
+        memory_mb=256,
+        file_size_mb=4,
+        max_processes=32,
+        max_output_bytes=10_000,
+        max_drain_bytes=2_000_000,
+    )
+
+
+@pytest.fixture
+def sandbox(sandbox_root: Path, limits: SandboxLimits) -> Iterator[LocalSandbox]:
+    """A LocalSandbox with small limits whose sessions live under ``sandbox_root``."""
+    box = LocalSandbox(limits=limits, temp_root=str(sandbox_root))
+    try:
+        yield box
+    finally:
+        box.close()

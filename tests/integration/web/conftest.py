@@ -1,0 +1,262 @@
+"""A real loopback HTTP server with pages, redirects, huge and slow bodies, and search APIs."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+ARTICLE_HTML = """<!DOCTYPE html>
+<html><head><title>Solar  Panels &amp; You</title></head>
+<body>
+<nav><a href="/">Home</a> | <a href="/about">About</a> | <a href="/contact">Contact</a></nav>
+<article>
+<h1>How solar panels work</h1>
+<p>Solar panels turn sunlight into electricity using photovoltaic cells made of silicon.
+Each cell creates an electric field that pushes freed electrons into a circuit.</p>
+<p>Modern panels reach an efficiency of about twenty-two percent, and their output falls
+slowly over decades. Installers usually promise eighty percent of the rated power after
+twenty-five years of service on a typical roof.</p>
+<p>Read the <a href="/guide#part2">installation guide</a> or the
+<a href="https://example.org/faq">external FAQ</a>.</p>
+</article>
+<footer>Copyright 2026 Example Energy. All rights reserved.</footer>
+<script>document.write("should never appear")</script>
+</body></html>
+"""
+
+GIGABYTE = 1_000_000_000
+
+
+@dataclass
+class Recorder:
+    """What the server saw, for assertions."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.requests.append(entry)
+
+
+@dataclass
+class Scripted:
+    """Responses queued per path (status, headers, body), consumed in order."""
+
+    queues: dict[str, list[tuple[int, dict[str, str], bytes]]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def push(self, path: str, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        with self.lock:
+            self.queues.setdefault(path, []).append((status, headers or {}, body))
+
+    def pop(self, path: str) -> tuple[int, dict[str, str], bytes] | None:
+        with self.lock:
+            queue = self.queues.get(path)
+            return queue.pop(0) if queue else None
+
+
+@dataclass
+class LocalServer:
+    """The running server: its base URL and its request log."""
+
+    base_url: str
+    port: int
+    recorder: Recorder
+    scripted: Scripted
+    stop_event: threading.Event
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+
+def _make_handler(
+    recorder: Recorder, scripted: Scripted, stop_event: threading.Event
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # silence stderr
+            return
+
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            recorder.add(
+                {
+                    "path": parts.path,
+                    "query": parse_qs(parts.query),
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                }
+            )
+            queued = scripted.pop(parts.path)
+            if queued is not None:
+                status, headers, body = queued
+                self._send(status, body, headers.pop("Content-Type", "application/json"), headers)
+                return
+            route = ROUTES.get(parts.path)
+            if route is None:
+                self._send(404, b"not found", "text/plain")
+                return
+            route(self)
+
+        def _send(
+            self,
+            status: int,
+            body: bytes,
+            content_type: str,
+            extra: dict[str, str] | None = None,
+        ) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        # -- routes ---------------------------------------------------------------------
+
+        def article(self) -> None:
+            self._send(200, ARTICLE_HTML.encode(), "text/html; charset=utf-8")
+
+        def long_article(self) -> None:
+            paragraphs = "".join(
+                f"<p>Paragraph {i}: wind turbines convert the kinetic energy of moving air "
+                "into electricity through a generator in the nacelle.</p>"
+                for i in range(60)
+            )
+            body = f"<html><head><title>Wind</title></head><body><article>{paragraphs}</article>"
+            self._send(200, (body + "</body></html>").encode(), "text/html; charset=utf-8")
+
+        def plain(self) -> None:
+            self._send(200, "Plain text with ünïcode.\nLine two.".encode(), "text/plain; charset=utf-8")
+
+        def latin1(self) -> None:
+            body = "<html><head><title>Café</title></head><body><p>Crème brûlée à Paris, "
+            body += "un dessert français très apprécié des visiteurs.</p></body></html>"
+            self._send(200, body.encode("latin-1"), "text/html; charset=iso-8859-1")
+
+        def json_doc(self) -> None:
+            self._send(200, b'{"answer": 42}', "application/json")
+
+        def binary(self) -> None:
+            self._send(200, b"\x89PNG\r\n\x1a\n" + bytes(256), "image/png")
+
+        def no_type(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "5")
+            self.end_headers()
+            self.wfile.write(b"hello")
+
+        def redirect_local(self) -> None:
+            self._send(302, b"", "text/plain", {"Location": "/article"})
+
+        def redirect_private(self) -> None:
+            self._send(302, b"", "text/plain", {"Location": "http://10.0.0.7/admin"})
+
+        def redirect_metadata(self) -> None:
+            self._send(
+                301, b"", "text/plain", {"Location": "http://169.254.169.254/latest/meta-data/"}
+            )
+
+        def redirect_loop(self) -> None:
+            self._send(302, b"", "text/plain", {"Location": "/redirect-loop"})
+
+        def redirect_file(self) -> None:
+            self._send(302, b"", "text/plain", {"Location": "file:///etc/passwd"})
+
+        def server_error(self) -> None:
+            self._send(503, b"down", "text/plain")
+
+        def huge(self) -> None:
+            # A 1 GB body, generated lazily; the client must stop long before the end.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(GIGABYTE))
+            self.end_headers()
+            chunk = b"all work and no play makes jack a dull boy\n" * 1_500
+            sent = 0
+            try:
+                while sent < GIGABYTE and not stop_event.is_set():
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except OSError:
+                return
+
+        def slow_drip(self) -> None:
+            # One byte every 20 ms forever (until the client leaves): never a read timeout.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "100000000")
+            self.end_headers()
+            try:
+                while not stop_event.is_set():
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.02)
+            except OSError:
+                return
+
+        def brave(self) -> None:
+            body = (FIXTURES / "brave_web_search.json").read_bytes()
+            self._send(200, body, "application/json")
+
+        def searxng(self) -> None:
+            body = (FIXTURES / "searxng_search.json").read_bytes()
+            self._send(200, body, "application/json")
+
+    ROUTES: dict[str, Callable[[Handler], None]] = {
+        "/article": Handler.article,
+        "/long": Handler.long_article,
+        "/plain": Handler.plain,
+        "/latin1": Handler.latin1,
+        "/json": Handler.json_doc,
+        "/binary": Handler.binary,
+        "/no-type": Handler.no_type,
+        "/redirect-local": Handler.redirect_local,
+        "/redirect-private": Handler.redirect_private,
+        "/redirect-metadata": Handler.redirect_metadata,
+        "/redirect-loop": Handler.redirect_loop,
+        "/redirect-file": Handler.redirect_file,
+        "/server-error": Handler.server_error,
+        "/huge": Handler.huge,
+        "/slow-drip": Handler.slow_drip,
+        "/res/v1/web/search": Handler.brave,
+        "/search": Handler.searxng,
+    }
+    return Handler
+
+
+@pytest.fixture
+def local_server() -> Iterator[LocalServer]:
+    """A ThreadingHTTPServer on 127.0.0.1 with a fresh request log."""
+    recorder, scripted, stop_event = Recorder(), Scripted(), threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(recorder, scripted, stop_event))
+    server.daemon_threads = True
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
+    thread.start()
+    port = server.server_address[1]
+    try:
+        yield LocalServer(f"http://127.0.0.1:{port}", port, recorder, scripted, stop_event)
+    finally:
+        stop_event.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()

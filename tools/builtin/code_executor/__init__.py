@@ -1,0 +1,26 @@
+"""``execute_code``: run model-written programs in a limited, isolated process.
+
+Public names: :class:`CodeExecutorTool` with :class:`CodeExecutionRequest` /
+:class:`CodeExecutionResponse`; the :class:`SandboxClient` protocol, its
+:class:`SandboxLimits` and :class:`SandboxResult`; the embedded :class:`LocalSandbox` and
+:func:`default_interpreters`.
+"""
+
+from tools.builtin.code_executor.local import LocalSandbox, default_interpreters
+from tools.builtin.code_executor.sandbox import SandboxClient, SandboxLimits, SandboxResult
+from tools.builtin.code_executor.tool import (
+    CodeExecutionRequest,
+    CodeExecutionResponse,
+    CodeExecutorTool,
+)
+
+__all__ = [
+    "CodeExecutionRequest",
+    "CodeExecutionResponse",
+    "CodeExecutorTool",
+    "LocalSandbox",
+    "SandboxClient",
+    "SandboxLimits",
+    "SandboxResult",
+    "default_interpreters",
+]

@@ -1,0 +1,117 @@
+"""CodeExecutorTool (``execute_code``): run a program in a sandbox and report its output."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from tools.base import BaseTool
+from tools.builtin.code_executor.local import LocalSandbox
+from tools.builtin.code_executor.sandbox import SandboxClient
+
+
+class CodeExecutionRequest(BaseModel):
+    """Arguments of the execute_code tool."""
+
+    code: str = Field(
+        description=(
+            "A complete program. It runs once in a fresh, empty working directory with no "
+            "network and tight CPU, memory, file-size and time limits; print what you need to "
+            "see. Installed third-party packages are not available to Python code."
+        ),
+    )
+    language: Literal["python", "bash", "sh", "node"] = Field(
+        default="python",
+        description="The language of 'code'. Python is always available; others if installed.",
+    )
+    stdin: str | None = Field(default=None, description="Text for the program's standard input.")
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=600,
+        description="Wall-clock limit in seconds; capped at the sandbox's maximum (default).",
+    )
+
+
+class CodeExecutionResponse(BaseModel):
+    """What happened when the execute_code tool ran the program."""
+
+    language: str = Field(description="The language the code ran as.")
+    stdout: str = Field(description="Standard output (cut when 'truncated').")
+    stderr: str = Field(description="Standard error (cut when 'truncated').")
+    exit_code: int | None = Field(
+        description="Exit code; 0 is success, negative -N means killed by signal N."
+    )
+    duration_ms: float = Field(description="Wall-clock duration of the run.")
+    timed_out: bool = Field(description="The time limit was hit and the program killed.")
+    killed: bool = Field(description="The program was ended by a signal.")
+    truncated: bool = Field(description="stdout or stderr was cut at the output limit.")
+    network_isolated: bool = Field(description="The program had no network access.")
+    signal: str | None = Field(default=None, description="The fatal signal's name, if any.")
+    note: str | None = Field(default=None, description="Why a limit ended the run, if one did.")
+
+
+class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
+    """Runs model-written code in a :class:`~tools.builtin.code_executor.sandbox.SandboxClient`.
+
+    A program that fails, loops, floods output or exceeds a limit is a successful call
+    whose data says so (``exit_code``, ``timed_out``, ``truncated``, ``note``): the model
+    reads it and fixes its code. Unknown languages and oversized code or stdin are a
+    ``validation_error``; a sandbox that can't run anything is an ``execution_error``.
+
+    Args:
+        sandbox: Where code runs. Default: a :class:`LocalSandbox` with its safe default
+            limits (10 s, 512 MiB, 16 MiB files, 64 processes, 64 kB of output per stream),
+            owned by this tool and shut down by :meth:`close`. An injected sandbox is left
+            to its owner.
+    """
+
+    name = "execute_code"
+    description = (
+        "Run a short Python (or bash/sh/node) program in an isolated sandbox and return its "
+        "stdout, stderr and exit code. Use it for calculations, data processing and checking "
+        "code; the sandbox has no network and keeps no files between calls."
+    )
+    version = "1.0.0"
+
+    def __init__(self, *, sandbox: SandboxClient | None = None) -> None:
+        self._owns_sandbox = sandbox is None
+        self._sandbox: SandboxClient = sandbox if sandbox is not None else LocalSandbox()
+
+    @property
+    def sandbox(self) -> SandboxClient:
+        """The sandbox this tool runs code in."""
+        return self._sandbox
+
+    def execute_internal(self, request: CodeExecutionRequest) -> CodeExecutionResponse:
+        """Run the code and return the sandbox's report."""
+        result = self._sandbox.run(
+            request.code,
+            language=request.language,
+            stdin=request.stdin,
+            timeout_seconds=request.timeout_seconds,
+        )
+        return CodeExecutionResponse(
+            language=result.language,
+            stdout=result.stdout,
+            stderr=result.stderr,
+            exit_code=result.exit_code,
+            duration_ms=result.duration_ms,
+            timed_out=result.timed_out,
+            killed=result.killed,
+            truncated=result.truncated,
+            network_isolated=result.network_isolated,
+            signal=result.signal,
+            note=result.note,
+        )
+
+    def close(self) -> None:
+        """Shut the sandbox down if this tool created it. Idempotent."""
+        if self._owns_sandbox:
+            self._sandbox.close()
+
+    def __enter__(self) -> CodeExecutorTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

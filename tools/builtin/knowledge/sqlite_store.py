@@ -1,0 +1,339 @@
+"""The embedded knowledge store: SQLite with an FTS5 index, safe under concurrent writers.
+
+One table holds the texts (a unique SHA-256 index stores identical texts once) and JSON
+metadata; an external-content FTS5 table indexes the text and gives BM25 ranking and
+snippets. Several processes may write the same file: the database runs in WAL mode with a
+busy timeout, every write is one ``BEGIN IMMEDIATE`` transaction, and a write that still
+meets ``SQLITE_BUSY`` is retried with back-off (tenacity).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tools.builtin.knowledge.query import build_match_expression
+from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeItem, StoreOutcome
+from tools.errors import InvalidArgumentsError
+
+T = TypeVar("T")
+
+MAX_TEXT_CHARS = 100_000
+MAX_METADATA_BYTES = 16_384
+MAX_FILTERS = 8
+MAX_LIMIT = 100
+_BATCH_ROWS = 1_000
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+_FILTER_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,4}$")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS knowledge (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,
+    text_hash BLOB NOT NULL UNIQUE,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(
+    text, content='knowledge', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS knowledge_ai AFTER INSERT ON knowledge BEGIN
+    INSERT INTO knowledge_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS knowledge_ad AFTER DELETE ON knowledge BEGIN
+    INSERT INTO knowledge_fts(knowledge_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"""
+
+
+def is_busy_error(error: BaseException) -> bool:
+    """True for SQLITE_BUSY / SQLITE_LOCKED (worth retrying), including extended codes."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    message = str(error).lower()
+    return "locked" in message or "busy" in message
+
+
+class SqliteKnowledgeStore:
+    """A :class:`~tools.builtin.knowledge.store.KnowledgeStore` in one SQLite file.
+
+    Args:
+        path: The database file (created with its parent directory if missing), or
+            ``":memory:"`` for a private in-memory store (tests).
+        busy_timeout: Seconds SQLite waits for a lock before reporting busy.
+        max_attempts: Tries per write transaction when SQLite still reports busy.
+        highlight: Markers put around matched words in snippets.
+        snippet_tokens: Words per snippet (1-64).
+        sleep: Back-off sleep between busy retries (injectable for tests).
+        clock: Wall clock in seconds since the epoch, for ``created_at``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        max_attempts: int = 8,
+        highlight: tuple[str, str] = ("**", "**"),
+        snippet_tokens: int = 24,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        location = os.fspath(path)
+        if location != ":memory:":
+            Path(location).parent.mkdir(parents=True, exist_ok=True)
+        self.path = location
+        self._highlight = highlight
+        self._snippet_tokens = max(1, min(snippet_tokens, 64))
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._retrying = Retrying(
+            stop=stop_after_attempt(max(1, max_attempts)),
+            wait=wait_exponential_jitter(initial=0.01, max=0.5),
+            retry=retry_if_exception(is_busy_error),
+            reraise=True,
+            sleep=sleep,
+        )
+        self._conn = sqlite3.connect(
+            location, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        self._retrying.copy()(self._initialise)
+
+    def _initialise(self) -> None:
+        with self._lock:
+            conn = self._conn
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            try:  # executescript commits first, so the transaction is part of the script
+                conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteKnowledgeStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteKnowledgeStore({self.path!r})"
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def store(self, text: str, metadata: Mapping[str, Any] | None = None) -> StoreOutcome:
+        """Store ``text`` with ``metadata``; an identical text is stored once.
+
+        The text is stripped; empty or over-long texts (> 100,000 characters) and metadata
+        that is not a JSON object of at most 16 KB raise
+        :class:`~tools.errors.InvalidArgumentsError`. Nothing is written then.
+        """
+        return self.store_many([KnowledgeItem(text, metadata or {})])[0]
+
+    def store_many(self, items: Iterable[KnowledgeItem]) -> list[StoreOutcome]:
+        """Store many texts, 1,000 per transaction; outcomes in input order.
+
+        Every item is validated before anything is written (a bad item raises
+        :class:`~tools.errors.InvalidArgumentsError` naming its index).
+        """
+        rows = [_prepare_row(index, item) for index, item in enumerate(items)]
+        outcomes: list[StoreOutcome] = []
+        for start in range(0, len(rows), _BATCH_ROWS):
+            batch = rows[start : start + _BATCH_ROWS]
+            now = self._clock()
+            outcomes.extend(self._write(functools.partial(_insert_rows, rows=batch, now=now)))
+        return outcomes
+
+    def delete(self, doc_id: str) -> bool:
+        """Delete a document; True when it existed. A malformed id returns False."""
+        rowid = _parse_id(doc_id)
+        if rowid is None:
+            return False
+        deleted = self._write(
+            lambda conn: conn.execute("DELETE FROM knowledge WHERE id = ?", (rowid,)).rowcount
+        )
+        return bool(deleted)
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one BEGIN IMMEDIATE transaction, retried while SQLite is busy."""
+        result: T = self._retrying.copy()(self._transaction, work)
+        return result
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        filters: Mapping[str, FilterValue] | None = None,
+    ) -> list[KnowledgeHit]:
+        """Ranked hits for ``query`` (BM25), best first, with highlighted snippets.
+
+        ``query`` uses the syntax of :mod:`tools.builtin.knowledge.query` and can never
+        cause an FTS5 syntax error. ``filters`` keep documents whose metadata value at each
+        key (dotted paths allowed: ``"author.name"``) equals the given value, or, for a
+        list, contains it (``{"tags": "tax"}``). Bad queries, more than 8 filters, bad
+        filter keys or values raise :class:`~tools.errors.InvalidArgumentsError`.
+        ``limit`` is clamped to 1-100.
+        """
+        match = build_match_expression(query)
+        where, params = _filter_clauses(filters or {})
+        # `where` holds constant fragments only; every value is a bound parameter.
+        sql = (
+            "SELECT k.id, k.text, k.metadata, k.created_at, bm25(knowledge_fts) AS rank_, "  # noqa: S608
+            "snippet(knowledge_fts, 0, ?, ?, '…', ?) "
+            "FROM knowledge_fts JOIN knowledge AS k ON k.id = knowledge_fts.rowid "
+            f"WHERE knowledge_fts MATCH ?{where} ORDER BY rank_ LIMIT ?"
+        )
+        args: list[Any] = [*self._highlight, self._snippet_tokens, match, *params]
+        args.append(max(1, min(limit, MAX_LIMIT)))
+        rows = self._read(lambda conn: conn.execute(sql, args).fetchall())
+        return [_hit(row) for row in rows]
+
+    def get(self, doc_id: str) -> KnowledgeItem | None:
+        """The stored text and metadata for ``doc_id``; None if unknown or malformed."""
+        rowid = _parse_id(doc_id)
+        if rowid is None:
+            return None
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT text, metadata FROM knowledge WHERE id = ?", (rowid,)
+            ).fetchone()
+        )
+        return None if row is None else KnowledgeItem(row[0], json.loads(row[1]))
+
+    def count(self) -> int:
+        """How many documents are stored."""
+        row = self._read(lambda conn: conn.execute("SELECT count(*) FROM knowledge").fetchone())
+        return int(row[0])
+
+    def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def run() -> T:
+            with self._lock:
+                return work(self._conn)
+
+        result: T = self._retrying.copy()(run)
+        return result
+
+
+def _prepare_row(index: int, item: KnowledgeItem) -> tuple[str, bytes, str]:
+    text = item.text.strip() if isinstance(item.text, str) else ""
+    where = "" if index == 0 else f" (item {index})"
+    if not text:
+        raise InvalidArgumentsError(f"The text to store is empty{where}. Send the text itself.")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidArgumentsError(
+            f"The text to store has {len(text)} characters{where}; at most {MAX_TEXT_CHARS} "
+            "are allowed. Store it in several parts."
+        )
+    if not isinstance(item.metadata, Mapping):
+        raise InvalidArgumentsError(f"Metadata must be a JSON object{where}.")
+    try:
+        metadata = json.dumps(dict(item.metadata), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentsError(
+            f"Metadata must hold only JSON values (text, numbers, true/false, lists){where}."
+        ) from exc
+    if len(metadata.encode()) > MAX_METADATA_BYTES:
+        raise InvalidArgumentsError(
+            f"Metadata is larger than {MAX_METADATA_BYTES} bytes{where}; keep it short."
+        )
+    return text, hashlib.sha256(text.encode()).digest(), metadata
+
+
+def _insert_rows(
+    conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]], now: float
+) -> list[StoreOutcome]:
+    outcomes: list[StoreOutcome] = []
+    for text, digest, metadata in rows:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO knowledge (text, text_hash, metadata, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (text, digest, metadata, now),
+        )
+        if cursor.rowcount == 1 and cursor.lastrowid is not None:
+            outcomes.append(StoreOutcome(str(cursor.lastrowid), duplicate=False))
+            continue
+        existing = conn.execute(
+            "SELECT id FROM knowledge WHERE text_hash = ?", (digest,)
+        ).fetchone()
+        outcomes.append(StoreOutcome(str(existing[0]), duplicate=True))
+    return outcomes
+
+
+def _filter_clauses(filters: Mapping[str, FilterValue]) -> tuple[str, list[Any]]:
+    if len(filters) > MAX_FILTERS:
+        raise InvalidArgumentsError(f"At most {MAX_FILTERS} metadata filters are allowed.")
+    clauses: list[str] = []
+    params: list[Any] = []
+    for key, value in filters.items():
+        if not isinstance(key, str) or not _FILTER_KEY.match(key):
+            raise InvalidArgumentsError(
+                f"Filter key {key!r} is not valid: use letters, digits and underscores, "
+                "with dots for nested keys (e.g. 'source' or 'author.name')."
+            )
+        if not isinstance(value, str | int | float) or (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
+            raise InvalidArgumentsError(f"Filter {key!r} needs a text, number or true/false value.")
+        clauses.append(
+            " AND EXISTS (SELECT 1 FROM json_each(k.metadata, ?) AS j WHERE j.value = ?)"
+        )
+        params.extend([f"$.{key}", value])
+    return "".join(clauses), params
+
+
+def _hit(row: tuple[Any, ...]) -> KnowledgeHit:
+    doc_id, text, metadata, created_at, rank, snippet = row
+    return KnowledgeHit(
+        id=str(doc_id),
+        score=round(-float(rank), 6),
+        snippet=str(snippet),
+        text=str(text),
+        metadata=json.loads(metadata),
+        created_at=datetime.fromtimestamp(float(created_at), tz=timezone.utc),
+    )
+
+
+def _parse_id(doc_id: str) -> int | None:
+    text = doc_id.strip() if isinstance(doc_id, str) else ""
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        return None
+    return int(text)
