@@ -1,5 +1,19 @@
-"""The agent side of tooldeck: chat models, the tools node, the agent loop and the service."""
+"""The agent side of tooldeck: chat models, the tools node, the agent loop and the service.
 
+The names below are the public API; modules starting with ``_`` are private.
+"""
+
+from orchestrator.graph import (
+    AgentGraph,
+    AgentRun,
+    StepRecord,
+    StopReason,
+    ToolCallRecord,
+    ToolRegistry,
+    ToolRunner,
+    ToolsNode,
+    run_agent,
+)
 from orchestrator.llm import (
     ChatModel,
     ChatModelConnectionError,
@@ -7,15 +21,36 @@ from orchestrator.llm import (
     ChatModelHTTPError,
     ChatModelResponseError,
     ChatResponse,
+    Message,
+    ToolChoice,
 )
+from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
+from orchestrator.service import SYSTEM_PROMPT, OrchestratorService, ServiceConfigError
+from orchestrator.settings import Settings
 
 __all__ = [
+    "SYSTEM_PROMPT",
+    "AgentGraph",
+    "AgentRun",
     "ChatModel",
     "ChatModelConnectionError",
     "ChatModelError",
     "ChatModelHTTPError",
     "ChatModelResponseError",
     "ChatResponse",
+    "Message",
+    "OfflineModel",
     "OpenAIChatModel",
+    "OrchestratorService",
+    "ServiceConfigError",
+    "Settings",
+    "StepRecord",
+    "StopReason",
+    "ToolCallRecord",
+    "ToolChoice",
+    "ToolRegistry",
+    "ToolRunner",
+    "ToolsNode",
+    "run_agent",
 ]

@@ -222,6 +222,9 @@ class OpenAIChatModel:
             tools: OpenAI tool definitions; omitted from the request when empty.
             tool_choice: Sent only together with tools.
 
+        An assistant message with ``content: None`` is sent without ``content`` when it has
+        tool calls (else with ``""``): OpenAI allows it and llama.cpp servers need it.
+
         Returns:
             The parsed turn (``tool_calls`` read from ``tool_calls``, never from the legacy
             ``function_call``; ``content: null`` stays None).
@@ -232,7 +235,7 @@ class OpenAIChatModel:
             ChatModelConnectionError: Unreachable endpoint or timeout (after retries).
             ChatModelResponseError: A 2xx answer that is not a chat completion.
         """
-        body: dict[str, Any] = {"model": self._model, "messages": list(messages)}
+        body: dict[str, Any] = {"model": self._model, "messages": _wire_messages(messages)}
         if tools:
             body["tools"] = list(tools)
             if tool_choice is not None:
@@ -385,6 +388,21 @@ class OpenAIChatModel:
             model=model if isinstance(model, str) else None,
             raw=data if isinstance(data, dict) else None,
         )
+
+
+def _wire_messages(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Messages as every server accepts them: an assistant ``content: null`` is left out
+    when the turn has tool calls (as the OpenAI spec allows) and sent as "" otherwise;
+    llama.cpp-based servers reject a null assistant content."""
+    out: list[Mapping[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("content", "") is None:
+            fixed = {k: v for k, v in message.items() if k != "content"}
+            if not fixed.get("tool_calls"):
+                fixed["content"] = ""
+            message = fixed
+        out.append(message)
+    return out
 
 
 def _server_message(raw: bytes) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 from collections.abc import Coroutine
@@ -19,6 +18,8 @@ def run_coroutine_sync(coro: Coroutine[Any, Any, T]) -> T:
     itself would deadlock, so the coroutine runs on a fresh loop in a helper thread while
     this thread waits. Context variables are carried over in both cases.
     """
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic.config import ExtraValues
 
-from tools._strict import strip_disallowed_nulls
 from tools.errors import InvalidArgumentsError
 
 _MAX_GOT = 80
@@ -37,9 +36,7 @@ def _short(value: Any) -> str:
 
 def _type_label(node: Mapping[str, Any]) -> str:  # noqa: PLR0911 - one return per JSON-schema form
     if "enum" in node:
-        return "|".join(_short(v) for v in node["enum"][:8]) + (
-            "|..." if len(node["enum"]) > 8 else ""
-        )
+        return "|".join(_short(v) for v in node["enum"][:8]) + ("|..." if len(node["enum"]) > 8 else "")
     if "const" in node:
         return _short(node["const"])
     kind = node.get("type")
@@ -76,9 +73,7 @@ def accepted_arguments(schema: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def field_error(
-    path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool = True
-) -> dict[str, Any]:
+def field_error(path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool = True) -> dict[str, Any]:
     """A field-level error record as shown to the model."""
     record: dict[str, Any] = {"field": _path(path), "problem": problem}
     if sent and got is not ...:
@@ -95,9 +90,7 @@ def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, 
         if kind == "missing":
             records.append(field_error(loc, "required argument is missing", sent=False))
         elif kind == "extra_forbidden":
-            records.append(
-                field_error(loc, "unknown argument, not accepted by this tool", sent=False)
-            )
+            records.append(field_error(loc, "unknown argument, not accepted by this tool", sent=False))
         else:
             records.append(field_error(loc, str(err.get("msg", "invalid value")), err.get("input")))
     return records
@@ -149,6 +142,8 @@ def validate_with_model(
         return model.model_validate(arguments, extra=extra)
     except ValidationError as exc:
         error = exc
+    from tools._strict import strip_disallowed_nulls
+
     stripped = strip_disallowed_nulls(arguments, schema)
     if stripped is not arguments:
         try:
@@ -175,6 +170,8 @@ def validate_with_schema(
     Raises:
         InvalidArgumentsError: field-level errors written for the model.
     """
+    from tools._strict import strip_disallowed_nulls
+
     cleaned = strip_disallowed_nulls(arguments, schema)
     errors = list(validator.iter_errors(cleaned))
     if errors:

@@ -6,7 +6,6 @@ Every registry call path goes through :class:`ToolEntry`, so ``get(name)(...)``,
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -28,7 +27,7 @@ class CallContext:
 
     metrics: MetricsSink | None = None
     sleep: Callable[[float], None] = time.sleep
-    async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    async_sleep: Callable[[float], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -51,14 +50,29 @@ class ToolEntry:
 
     def call(self, arguments: Arguments) -> ToolResult:
         """Run one call with breaker, retry, timeout and metrics; never raises."""
-        blocked = self._blocked()
-        if blocked is not None:
-            return self._finish(blocked)
-        attempt = self._attempt_fn(arguments)
-        result = attempt()
-        if self.retry is not None and result.error is not None and result.error.retryable:
+        breaker = self.breaker
+        if breaker._state != "closed":  # the cheap check first: closed is the common case
+            blocked = self._blocked()
+            if blocked is not None:
+                return self._finish(blocked)
+        if self.preset or self.timeout is not None:
+            attempt = self._attempt_fn(arguments)
+            result = attempt()
+        elif isinstance(arguments, (str, bytes)):
+            result = self.tool.execute_raw(arguments)
+        else:
+            result = self.tool._execute(dict(arguments) if arguments else {}, None)
+        error = result.error
+        if error is None:
+            if breaker._failures:
+                breaker.record_success()
+            if self.context.metrics is None:
+                return result
+            return self._finish(result)
+        if self.retry is not None and error.retryable:
             started = time.perf_counter_ns()
-            result, attempts = self.retry.run(result, attempt, sleep=self.context.sleep)
+            retry_attempt = self._attempt_fn(arguments)
+            result, attempts = self.retry.run(result, retry_attempt, sleep=self.context.sleep)
             result = _retried(result, attempts, started)
         return self._finish(self._judge(result))
 
@@ -90,6 +104,7 @@ class ToolEntry:
                 return self._finish(merged)
             arguments = merged
         tool, timeout = self.tool, self.timeout
+        import asyncio
 
         async def attempt() -> ToolResult:
             if timeout is None:
@@ -102,9 +117,7 @@ class ToolEntry:
         result = await attempt()
         if self.retry is not None and result.error is not None and result.error.retryable:
             started = time.perf_counter_ns()
-            result, attempts = await self.retry.arun(
-                result, attempt, sleep=self.context.async_sleep
-            )
+            result, attempts = await self.retry.arun(result, attempt, sleep=self.context.async_sleep)
             result = _retried(result, attempts, started)
         return self._finish(self._judge(result))
 
@@ -180,9 +193,7 @@ def _timeout_result(tool: BaseTool[Any, Any], timeout: float) -> ToolResult:
     )
 
 
-def _run_with_timeout(
-    fn: Callable[[], ToolResult], timeout: float, tool: BaseTool[Any, Any]
-) -> ToolResult:
+def _run_with_timeout(fn: Callable[[], ToolResult], timeout: float, tool: BaseTool[Any, Any]) -> ToolResult:
     """Run ``fn`` in a daemon thread and stop waiting after ``timeout`` seconds.
 
     A Python thread cannot be killed: an abandoned call keeps running in the background,
@@ -190,9 +201,7 @@ def _run_with_timeout(
     one hung call from starving the others.
     """
     box: list[ToolResult] = []
-    thread = threading.Thread(
-        target=lambda: box.append(fn()), name=f"tooldeck-{tool.name}", daemon=True
-    )
+    thread = threading.Thread(target=lambda: box.append(fn()), name=f"tooldeck-{tool.name}", daemon=True)
     started = time.perf_counter_ns()
     thread.start()
     thread.join(timeout)

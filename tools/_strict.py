@@ -206,9 +206,7 @@ class _Converter:
             return node, ()
         return self._inline(node, path, force_inline=force_inline)
 
-    def _inline(
-        self, node: Mapping[str, Any], path: str, *, force_inline: bool
-    ) -> tuple[Any, tuple[str, ...]]:
+    def _inline(self, node: Mapping[str, Any], path: str, *, force_inline: bool) -> tuple[Any, tuple[str, ...]]:
         ref = node["$ref"]
         siblings = {
             k: v
@@ -245,9 +243,7 @@ class _Converter:
         finally:
             self._inlining.difference_update(added)
 
-    def _merge(
-        self, base: Mapping[str, Any], extra: Mapping[str, Any], path: str
-    ) -> dict[str, Any] | None:
+    def _merge(self, base: Mapping[str, Any], extra: Mapping[str, Any], path: str) -> dict[str, Any] | None:
         """``base`` and ``extra`` as one node (``extra``'s description wins); None on conflict."""
         out = dict(base)
         for key, value in extra.items():
@@ -340,9 +336,7 @@ class _Converter:
             self.issue(path, f"{key} must be a non-empty list of schemas")
             return {}
         shared = {
-            k: v
-            for k, v in node.items()
-            if k in MEANINGFUL_KEYWORDS and k not in ("anyOf", "oneOf", "description")
+            k: v for k, v in node.items() if k in MEANINGFUL_KEYWORDS and k not in ("anyOf", "oneOf", "description")
         }
         out: list[dict[str, Any]] = []
         for branch in branches:
@@ -400,8 +394,7 @@ class _Converter:
         if unknown:
             self.issue(
                 path,
-                f"unknown type {unknown[0]!r:.40}; JSON Schema types are "
-                + ", ".join(sorted(JSON_TYPES)),
+                f"unknown type {unknown[0]!r:.40}; JSON Schema types are " + ", ".join(sorted(JSON_TYPES)),
             )
             return []
         return kinds
@@ -445,9 +438,7 @@ class _Converter:
                     out[key] = value
         return out
 
-    def _typed_body(
-        self, node: Mapping[str, Any], kind: str, path: str, depth: int
-    ) -> dict[str, Any]:
+    def _typed_body(self, node: Mapping[str, Any], kind: str, path: str, depth: int) -> dict[str, Any]:
         if kind == "object":
             return self._object_body(node, path, depth)
         out: dict[str, Any] = {"type": kind, **self._constraints(node, kind)}
@@ -503,9 +494,7 @@ class _Converter:
         """One property: optional and not admitting null -> nullable, default described."""
         if required or not isinstance(sub, Mapping):
             return self.convert(sub, path, depth)
-        core = self.convert(
-            {k: v for k, v in sub.items() if k not in ("description", "default")}, path, depth
-        )
+        core = self.convert({k: v for k, v in sub.items() if k not in ("description", "default")}, path, depth)
         if admits_null(core, self._out_refs):
             return self.convert(sub, path, depth)
         text = self._description(sub)
@@ -543,12 +532,7 @@ def _discriminator_names(root: Mapping[str, Any]) -> frozenset[str]:
 def _nullable(core: dict[str, Any]) -> dict[str, Any]:
     """``core`` that also admits null, in the form strict mode honours."""
     kind = core.get("type")
-    if (
-        isinstance(kind, str)
-        and kind in SCALAR_TYPES
-        and "enum" not in core
-        and "const" not in core
-    ):
+    if isinstance(kind, str) and kind in SCALAR_TYPES and "enum" not in core and "const" not in core:
         return {**core, "type": [kind, "null"]}
     if not core:
         return core
@@ -556,9 +540,7 @@ def _nullable(core: dict[str, Any]) -> dict[str, Any]:
     if set(core) <= {"anyOf", "description"}:
         branches = core["anyOf"] if null in core["anyOf"] else [*core["anyOf"], null]
         return {**core, "anyOf": branches}
-    wrapped: dict[str, Any] = {
-        "anyOf": [{k: v for k, v in core.items() if k != "description"}, null]
-    }
+    wrapped: dict[str, Any] = {"anyOf": [{k: v for k, v in core.items() if k != "description"}, null]}
     if "description" in core and "$ref" not in core:
         wrapped["description"] = core["description"]
     return wrapped
@@ -584,9 +566,7 @@ def schema_admits_null(node: Any, defs: Mapping[str, Any] | None = None) -> bool
     return admits_null(node, RefResolver(None, defs or {}))
 
 
-def strip_disallowed_nulls(
-    value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None
-) -> Any:
+def strip_disallowed_nulls(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
     """Drop object keys whose value is null where the schema does not admit null.
 
     The model sends ``null`` for an optional argument it leaves out (strict mode makes it

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
 #: JSON Schema's type names. Anything else in ``type`` (``"float"``, ``"dict"``) is invalid.
@@ -20,9 +21,7 @@ JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "arr
 SCALAR_TYPES = frozenset({"string", "number", "integer", "boolean"})
 
 #: ``format`` values strict mode accepts on strings; other formats are dropped.
-ALLOWED_FORMATS = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-)
+ALLOWED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 
 #: Numeric constraint keywords strict mode accepts on number and integer nodes.
 NUMBER_KEYWORDS = ("multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -86,6 +85,8 @@ MAX_NULL_DEPTH = 64
 MAX_VALUE_DEPTH = 200
 #: Cap on the alternatives a union expands to while stripping nulls.
 MAX_ALTERNATIVES = 64
+#: Cap on the schema nodes one alternative of a union holds while stripping nulls.
+MAX_CONJUNCTION = 64
 
 #: Longest JSON text of a default that is quoted in a description.
 MAX_DEFAULT_TEXT = 200
@@ -188,26 +189,34 @@ class RefResolver:
 
 
 def admits_null(
-    node: Any, refs: RefResolver, seen: frozenset[str] = frozenset(), depth: int = 0
+    node: Any,
+    refs: RefResolver,
+    seen: frozenset[str] = frozenset(),
+    depth: int = 0,
+    memo: dict[tuple[int, frozenset[str]], bool] | None = None,
 ) -> bool:
     """Whether ``null`` may be valid under ``node`` (see :func:`tools._strict.schema_admits_null`).
 
     Unresolvable or cyclic references, malformed nodes and nodes nested past
     :data:`MAX_NULL_DEPTH` count as admitting null: the answer errs on the side of keeping
-    a null the model sent.
+    a null the model sent. ``memo`` (by node identity) keeps repeated sub-schemas from
+    being examined again.
     """
     if node is False:
         return False
     if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
         return True
-    return _own_admits_null(node) and _parts_admit_null(node, refs, seen, depth)
+    if memo is None:
+        memo = {}
+    key = (id(node), seen)
+    if key not in memo:
+        memo[key] = _own_admits_null(node) and _parts_admit_null(node, refs, seen, depth, memo)
+    return memo[key]
 
 
 def _own_admits_null(node: Mapping[str, Any]) -> bool:
     kinds = node.get("type")
-    if (isinstance(kinds, str) and kinds != "null") or (
-        isinstance(kinds, list) and "null" not in kinds
-    ):
+    if (isinstance(kinds, str) and kinds != "null") or (isinstance(kinds, list) and "null" not in kinds):
         return False
     enum = node.get("enum")
     if isinstance(enum, list) and None not in enum:
@@ -216,21 +225,23 @@ def _own_admits_null(node: Mapping[str, Any]) -> bool:
 
 
 def _parts_admit_null(
-    node: Mapping[str, Any], refs: RefResolver, seen: frozenset[str], depth: int
+    node: Mapping[str, Any],
+    refs: RefResolver,
+    seen: frozenset[str],
+    depth: int,
+    memo: dict[tuple[int, frozenset[str]], bool],
 ) -> bool:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen:
         target = refs.lookup(ref)
-        if target is not None and not admits_null(target, refs, seen | {ref}, depth + 1):
+        if target is not None and not admits_null(target, refs, seen | {ref}, depth + 1, memo):
             return False
     all_of = node.get("allOf")
-    if isinstance(all_of, list) and not all(admits_null(e, refs, seen, depth + 1) for e in all_of):
+    if isinstance(all_of, list) and not all(admits_null(e, refs, seen, depth + 1, memo) for e in all_of):
         return False
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
-        if isinstance(branches, list) and not any(
-            admits_null(b, refs, seen, depth + 1) for b in branches
-        ):
+        if isinstance(branches, list) and not any(admits_null(b, refs, seen, depth + 1, memo) for b in branches):
             return False
     return True
 
@@ -260,9 +271,7 @@ def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list
     depth = _depth(schema, defs, {}, frozenset())
     problems = list(tally.problems)
     if tally.properties > MAX_PROPERTIES:
-        problems.append(
-            ("", f"{tally.properties} properties in all; strict mode allows {MAX_PROPERTIES}")
-        )
+        problems.append(("", f"{tally.properties} properties in all; strict mode allows {MAX_PROPERTIES}"))
     if depth > MAX_NESTING:
         problems.append(("", f"{depth} levels of object nesting; strict mode allows {MAX_NESTING}"))
     if tally.chars > MAX_STRING_TOTAL:
@@ -274,9 +283,7 @@ def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list
             )
         )
     if tally.enum_values > MAX_ENUM_VALUES:
-        problems.append(
-            ("", f"{tally.enum_values} enum values in all; strict mode allows {MAX_ENUM_VALUES}")
-        )
+        problems.append(("", f"{tally.enum_values} enum values in all; strict mode allows {MAX_ENUM_VALUES}"))
     warnings = []
     if tally.properties > LEGACY_MAX_PROPERTIES:
         warnings.append(
@@ -357,8 +364,8 @@ def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
     """Implementation of :func:`tools._strict.strip_disallowed_nulls` (see there)."""
     if not _has_none(value, 0):
         return value
-    refs = RefResolver(schema if isinstance(schema, Mapping) else None, defs)
-    return _strip(value, _alternatives(schema, refs, frozenset()), refs, 0)
+    stripper = _NullStripper(RefResolver(schema if isinstance(schema, Mapping) else None, defs))
+    return stripper.strip(value, stripper.alternatives(schema), 0)
 
 
 def _has_none(value: Any, depth: int) -> bool:
@@ -371,34 +378,124 @@ def _has_none(value: Any, depth: int) -> bool:
     return False
 
 
+#: A conjunction of plain schema nodes (their $ref/allOf/anyOf already expanded).
 _Conj = tuple[Mapping[str, Any], ...]
 
 
-def _alternatives(
-    node: Any, refs: RefResolver, seen: frozenset[str], depth: int = 0
-) -> list[_Conj]:
-    """``node`` as a disjunction of conjunctions of plain nodes ($ref/allOf/anyOf expanded)."""
-    if node is False:
-        return []
-    if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
-        return [()]
-    parts: list[list[_Conj]] = [[(node,)]]
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref not in seen:
-        target = refs.lookup(ref)
-        if target is not None:
-            parts.append(_alternatives(target, refs, seen | {ref}, depth + 1))
-    if isinstance(node.get("allOf"), list):
-        parts.extend(_alternatives(entry, refs, seen, depth + 1) for entry in node["allOf"])
-    for key in ("anyOf", "oneOf"):
-        if isinstance(node.get(key), list):
-            parts.append(
-                [alt for b in node[key] for alt in _alternatives(b, refs, seen, depth + 1)]
-            )
-    result: list[_Conj] = [()]
-    for part in parts:
-        result = [a + b for a in result for b in part][:MAX_ALTERNATIVES]
-    return result
+def _join(left: _Conj, right: _Conj) -> _Conj:
+    """Both conjunctions as one, each node once, at most :data:`MAX_CONJUNCTION` nodes.
+
+    Cutting a conjunction short can only make a null look allowed, so a null is kept.
+    """
+    ids = {id(n) for n in left}
+    return (left + tuple(n for n in right if id(n) not in ids))[:MAX_CONJUNCTION]
+
+
+def _capped_product(left: list[_Conj], right: list[_Conj]) -> list[_Conj]:
+    return list(islice((_join(a, b) for a in left for b in right), MAX_ALTERNATIVES))
+
+
+class _NullStripper:
+    """One strip: the schema's references and memos that keep unions from exploding."""
+
+    def __init__(self, refs: RefResolver) -> None:
+        self.refs = refs
+        self._alts: dict[tuple[int, frozenset[str]], list[_Conj]] = {}
+        self._nulls: dict[tuple[int, frozenset[str]], bool] = {}
+
+    def alternatives(self, node: Any, seen: frozenset[str] = frozenset(), depth: int = 0) -> list[_Conj]:
+        """``node`` as a disjunction of conjunctions of plain nodes (capped, memoised)."""
+        if node is False:
+            return []
+        if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
+            return [()]
+        key = (id(node), seen)
+        cached = self._alts.get(key)
+        if cached is not None:
+            return cached
+        parts: list[list[_Conj]] = [[(node,)]]
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref not in seen:
+            target = self.refs.lookup(ref)
+            if target is not None:
+                parts.append(self.alternatives(target, seen | {ref}, depth + 1))
+        if isinstance(node.get("allOf"), list):
+            parts.extend(self.alternatives(e, seen, depth + 1) for e in node["allOf"])
+        for name in ("anyOf", "oneOf"):
+            if isinstance(node.get(name), list):
+                branches = (self.alternatives(b, seen, depth + 1) for b in node[name])
+                parts.append(list(islice(chain.from_iterable(branches), MAX_ALTERNATIVES)))
+        result: list[_Conj] = [()]
+        for part in parts:
+            result = _capped_product(result, part)
+        self._alts[key] = result
+        return result
+
+    def product(self, schemas: list[Any]) -> list[_Conj]:
+        result: list[_Conj] = [()]
+        for sub in schemas:
+            result = _capped_product(result, self.alternatives(sub))
+        return result
+
+    def admits_null(self, node: Any) -> bool:
+        key = (id(node), frozenset[str]())
+        if key not in self._nulls:
+            self._nulls[key] = admits_null(node, self.refs, memo=self._nulls)
+        return self._nulls[key]
+
+    def strip(self, value: Any, alts: list[_Conj], depth: int) -> Any:
+        if depth > MAX_VALUE_DEPTH:
+            return value
+        if isinstance(value, Mapping):
+            return self._strip_object(value, alts, depth)
+        if isinstance(value, list):
+            return self._strip_array(value, alts, depth)
+        return value
+
+    def _strip_object(self, value: Mapping[str, Any], alts: list[_Conj], depth: int) -> Any:
+        views = [c for c in alts if _may_be(c, "object")]
+        views = [c for c in views if _fits(c, value)] or views
+        if not views:
+            return value
+        out: dict[str, Any] | None = None
+        for key, item in value.items():
+            declared = [s for s in (_property_schemas(c, key) for c in views) if s]
+            if not declared:
+                continue
+            if item is None:
+                if not any(all(self.admits_null(s) for s in group) for group in declared):
+                    out = dict(value) if out is None else out
+                    del out[key]
+            elif isinstance(item, Mapping | list):
+                subs = chain.from_iterable(self.product(group) for group in declared)
+                new = self.strip(item, list(islice(subs, MAX_ALTERNATIVES)), depth + 1)
+                if new is not item:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+        return value if out is None else out
+
+    def _strip_array(self, value: list[Any], alts: list[_Conj], depth: int) -> Any:
+        views = [c for c in alts if _may_be(c, "array")]
+        if not views:
+            return value
+        positional = max(
+            (len(n[k]) for c in views for n in c for k in ("prefixItems", "items") if isinstance(n.get(k), list)),
+            default=0,
+        )
+        cache: dict[int, list[_Conj]] = {}
+        out: list[Any] | None = None
+        for index, item in enumerate(value):
+            if not isinstance(item, Mapping | list):
+                continue
+            slot = min(index, positional)
+            if slot not in cache:
+                subs = chain.from_iterable(self.product(_item_schemas(c, index)) for c in views)
+                cache[slot] = list(islice(subs, MAX_ALTERNATIVES))
+            new = self.strip(item, cache[slot], depth + 1)
+            if new is not item:
+                out = list(value) if out is None else out
+                out[index] = new
+        return value if out is None else out
 
 
 def _may_be(conj: _Conj, kind: str) -> bool:
@@ -448,50 +545,6 @@ def _property_schemas(conj: _Conj, key: str) -> list[Any]:
     return found
 
 
-def _product(schemas: list[Any], refs: RefResolver) -> list[_Conj]:
-    result: list[_Conj] = [()]
-    for sub in schemas:
-        options = _alternatives(sub, refs, frozenset())
-        result = [a + b for a in result for b in options][:MAX_ALTERNATIVES]
-    return result
-
-
-def _strip(value: Any, alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
-    if depth > MAX_VALUE_DEPTH:
-        return value
-    if isinstance(value, Mapping):
-        return _strip_object(value, alts, refs, depth)
-    if isinstance(value, list):
-        return _strip_array(value, alts, refs, depth)
-    return value
-
-
-def _strip_object(
-    value: Mapping[str, Any], alts: list[_Conj], refs: RefResolver, depth: int
-) -> Any:
-    views = [c for c in alts if _may_be(c, "object")]
-    views = [c for c in views if _fits(c, value)] or views
-    if not views:
-        return value
-    out: dict[str, Any] | None = None
-    for key, item in value.items():
-        declared = [s for s in (_property_schemas(c, key) for c in views) if s]
-        if not declared:
-            continue
-        if item is None:
-            if not any(all(admits_null(s, refs) for s in schemas) for schemas in declared):
-                out = dict(value) if out is None else out
-                del out[key]
-            continue
-        if isinstance(item, Mapping | list):
-            sub_alts = [alt for schemas in declared for alt in _product(schemas, refs)]
-            new = _strip(item, sub_alts[:MAX_ALTERNATIVES], refs, depth + 1)
-            if new is not item:
-                out = dict(value) if out is None else out
-                out[key] = new
-    return value if out is None else out
-
-
 def _item_schemas(conj: _Conj, index: int) -> list[Any]:
     found: list[Any] = []
     for node in conj:
@@ -504,34 +557,3 @@ def _item_schemas(conj: _Conj, index: int) -> list[Any]:
         elif isinstance(items, Mapping):
             found.append(items)
     return found
-
-
-def _strip_array(value: list[Any], alts: list[_Conj], refs: RefResolver, depth: int) -> Any:
-    views = [c for c in alts if _may_be(c, "array")]
-    if not views:
-        return value
-    positional = max(
-        (
-            len(n[k])
-            for c in views
-            for n in c
-            for k in ("prefixItems", "items")
-            if isinstance(n.get(k), list)
-        ),
-        default=0,
-    )
-    cache: dict[int, list[_Conj]] = {}
-    out: list[Any] | None = None
-    for index, item in enumerate(value):
-        if not isinstance(item, Mapping | list):
-            continue
-        slot = min(index, positional)
-        if slot not in cache:
-            cache[slot] = [alt for c in views for alt in _product(_item_schemas(c, index), refs)][
-                :MAX_ALTERNATIVES
-            ]
-        new = _strip(item, cache[slot], refs, depth + 1)
-        if new is not item:
-            out = list(value) if out is None else out
-            out[index] = new
-    return value if out is None else out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
 import itertools
@@ -13,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -123,7 +122,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 kwargs,
                 schema=self._input_schema(),
                 tool_name=self.name,
-                extra=None if model.model_config.get("extra") == "allow" else "forbid",
+                extra=_extra_mode(model),
             )
         if self.parameters is None:
             return kwargs  # type: ignore[return-value]
@@ -153,11 +152,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         Empty or ``None`` means no arguments; text that is not a JSON object is a
         ``validation_error`` telling the model to send one.
         """
-        if (
-            isinstance(arguments, (str, bytes))
-            and self._fast_json
-            and self.RequestModel is not None
-        ):
+        if isinstance(arguments, (str, bytes)) and self._fast_json and self.RequestModel is not None:
             return self._execute(None, arguments)
         return self._execute_parsed(arguments)
 
@@ -256,6 +251,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             return self._error_result(exc, t0, started, request_id)
         try:
             if self.run_in_thread and not _is_async_callable(self.execute_internal):
+                import asyncio
+
                 response: Any = await asyncio.to_thread(self.execute_internal, request)
             else:
                 response = self.execute_internal(request)
@@ -276,22 +273,29 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             raise invalid_arguments(self.name, records, self._input_schema()) from None
 
     def _validate_json(self, raw: str | bytes) -> Any:
-        """The happy path for JSON text: validation in pydantic's Rust core, no dict built."""
+        """The happy path for JSON text: validation in pydantic's Rust core, no dict built.
+
+        Returns None when the general path must decide (bad JSON, nulls to drop, a root
+        that is not an object); raises the model-facing error otherwise.
+        """
         model = self.RequestModel
-        assert model is not None
-        try:
-            return model.model_validate_json(
-                raw, extra=None if model.model_config.get("extra") == "allow" else "forbid"
-            )
-        except ValidationError:
+        if model is None:
             return None
+        try:
+            return model.model_validate_json(raw, extra=_extra_mode(model))
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_context=False)
+        for err in errors:
+            if err["type"] == "json_invalid" or not err["loc"] or err.get("input", 0) is None:
+                return None
+        raise invalid_arguments(self.name, from_pydantic_errors(errors), self._input_schema())
 
     def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
         return {
             "tool_name": self.name,
             "tool_version": self.version,
             "request_id": request_id,
-            "started_at": datetime.fromtimestamp(started, _UTC).isoformat(),
+            "started_at": _iso_utc(started),
             "duration_ms": (time.perf_counter_ns() - t0) / 1e6,
             "attempts": 1,
         }
@@ -318,6 +322,32 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
 
+class _SecondCache:
+    """Formats UTC timestamps, reusing the formatted second (the hot path calls it per result)."""
+
+    __slots__ = ("prefix", "second")
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.prefix = ""
+
+    def __call__(self, timestamp: float) -> str:
+        second = int(timestamp)
+        if second != self.second:
+            self.prefix = datetime.fromtimestamp(second, _UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self.second = second
+        return f"{self.prefix}.{int((timestamp - second) * 1e6):06d}+00:00"
+
+
+# A pure formatting memo (no behaviour to inject): ISO-8601 UTC with microseconds.
+_iso_utc = _SecondCache()
+
+
+def _extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
+    """Request models are closed unless they say ``extra="allow"``."""
+    return None if model.model_config.get("extra") == "allow" else "forbid"
+
+
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
@@ -326,9 +356,7 @@ def _is_async_callable(func: Any) -> bool:
     return inspect.iscoroutinefunction(func)
 
 
-def parse_arguments(
-    arguments: str | bytes | Mapping[str, Any] | None, tool_name: str
-) -> dict[str, Any]:
+def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:
     """Decode the arguments of a tool call as a model sends them.
 
     Accepts JSON text, bytes, an already-decoded mapping, or None/empty for "no arguments".
@@ -358,12 +386,10 @@ def parse_arguments(
             tool_name,
             [field_error((), "arguments must be a JSON object", value)],
             None,
-            headline=f"The arguments for tool '{tool_name}' must be a JSON object, "
-            f"not {type(value).__name__}:",
+            headline=f"The arguments for tool '{tool_name}' must be a JSON object, not {type(value).__name__}:",
         )
     raise InvalidArgumentsError(
-        f"The arguments for tool '{tool_name}' must be a JSON object, "
-        f"not {type(arguments).__name__}."
+        f"The arguments for tool '{tool_name}' must be a JSON object, not {type(arguments).__name__}."
     )
 
 
@@ -393,6 +419,4 @@ def check_parameters_schema(schema: Any, *, owner: str) -> None:
         validators.validator_for(schema).check_schema(schema)
     except exceptions.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise ToolDefinitionError(
-            f"{owner}: parameters is not a valid JSON schema at {where}: {exc.message}"
-        ) from None
+        raise ToolDefinitionError(f"{owner}: parameters is not a valid JSON schema at {where}: {exc.message}") from None

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
 from tools._arguments import field_error, invalid_arguments, validate_with_model
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError, UnknownActionError
+from tools.schema import model_schema
 
 TActionRequest = TypeVar("TActionRequest", bound=BaseModel)
 
 
-class _NoArguments(BaseModel):
-    """An action that takes no arguments."""
+@functools.cache
+def _no_arguments() -> type[BaseModel]:
+    """The request model of an action that takes no arguments (built on first use)."""
+    return create_model("NoArguments")
 
 
 class ActionStrategy(ABC, Generic[TActionRequest]):
@@ -27,12 +31,12 @@ class ActionStrategy(ABC, Generic[TActionRequest]):
     Class attributes:
         action_name: The value of ``action`` that selects this strategy.
         description: What the action does, written for the model.
-        RequestModel: Defaults to the generic argument (no arguments when absent).
+        RequestModel: Defaults to the generic argument (None: the action takes no arguments).
     """
 
     action_name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    RequestModel: ClassVar[type[BaseModel]] = _NoArguments
+    RequestModel: ClassVar[type[BaseModel] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -82,10 +86,9 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             self._strategies[action] = strategy
         if not self._strategies:
             raise ToolDefinitionError(f"{type(self).__name__}: give at least one ActionStrategy.")
-        self._schemas = {a: _strategy_schema(s) for a, s in self._strategies.items()}
-        self._all_params = {
-            p for schema in self._schemas.values() for p in schema.get("properties", {})
-        }
+        self._models = {a: s.RequestModel or _no_arguments() for a, s in self._strategies.items()}
+        self._schemas = {a: model_schema(m, closed=True) for a, m in self._models.items()}
+        self._all_params = {p for schema in self._schemas.values() for p in schema.get("properties", {})}
         self.parameters = self._flat_schema()
 
     @property
@@ -111,14 +114,12 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         headline = f"Invalid arguments for action '{strategy.action_name}' of tool '{self.name}':"
         if rejected:
             records = [
-                field_error(
-                    (key,), f"not an argument of action '{strategy.action_name}'", sent=False
-                )
+                field_error((key,), f"not an argument of action '{strategy.action_name}'", sent=False)
                 for key in rejected
             ]
             raise invalid_arguments(self.name, records, schema, headline=headline)
         request = validate_with_model(
-            strategy.RequestModel,
+            self._models[strategy.action_name],
             kwargs,
             schema=schema,
             tool_name=self.name,
@@ -141,15 +142,11 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         for name, strategy in self._strategies.items():
             params = self._schemas[name].get("properties", {})
             required = set(self._schemas[name].get("required", ()))
-            takes = (
-                ", ".join(f"{p}{'' if p in required else '?'}" for p in params) or "no arguments"
-            )
+            takes = ", ".join(f"{p}{'' if p in required else '?'}" for p in params) or "no arguments"
             lines.append(f"- {name}: {strategy.description} Takes: {takes}.")
         example = next(iter(self._strategies))
         lines.append(f'Call again with e.g. {{"action": "{example}", ...}}.')
-        return UnknownActionError(
-            "\n".join(lines), details={"actions": list(self._strategies), "got": action}
-        )
+        return UnknownActionError("\n".join(lines), details={"actions": list(self._strategies), "got": action})
 
     def _flat_schema(self) -> dict[str, Any]:
         properties: dict[str, Any] = {}
@@ -159,20 +156,14 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             for key, value in schema.get("$defs", {}).items():
                 if key in defs and defs[key] != value:
                     raise ToolDefinitionError(
-                        f"{type(self).__name__}: two actions define different models "
-                        f"named {key!r}; "
-                        "rename one of them."
+                        f"{type(self).__name__}: two actions define different models named {key!r}; rename one of them."
                     )
                 defs[key] = value
             required = set(schema.get("required", ()))
             for key, prop in schema.get("properties", {}).items():
-                users.setdefault(key, []).append(
-                    action + ("" if key in required else " (optional)")
-                )
+                users.setdefault(key, []).append(action + ("" if key in required else " (optional)"))
                 properties.setdefault(key, dict(prop))
-        action_help = " ".join(
-            f"'{a}': {_sentence(s.description)}" for a, s in self._strategies.items()
-        )
+        action_help = " ".join(f"'{a}': {_sentence(s.description)}" for a, s in self._strategies.items())
         flat: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -198,9 +189,3 @@ class CompositeTool(BaseTool[ActionCall, Any]):
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if not text or text[-1] in ".!?" else text + "."
-
-
-def _strategy_schema(strategy: ActionStrategy[Any]) -> dict[str, Any]:
-    from tools.schema import model_schema
-
-    return model_schema(strategy.RequestModel, closed=True)

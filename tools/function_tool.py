@@ -83,9 +83,7 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         from docstring_parser import parse
 
         self.func = func
-        self.name = check_tool_name(
-            name or getattr(func, "__name__", ""), owner=f"function {func!r}"
-        )
+        self.name = check_tool_name(name or getattr(func, "__name__", ""), owner=f"function {func!r}")
         doc = parse(inspect.getdoc(func) or "")
         self.description = description if description is not None else (doc.short_description or "")
         self.version = version
@@ -123,9 +121,7 @@ def _request_model(
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(
-            f"function tool {tool_name!r}: cannot read its signature ({exc})."
-        ) from None
+        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
     hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
     fields: dict[str, Any] = {}
     positional: list[str] = []
@@ -133,8 +129,7 @@ def _request_model(
     for param in signature.parameters.values():
         if param.kind is param.VAR_POSITIONAL:
             raise ToolDefinitionError(
-                f"function tool {tool_name!r}: *{param.name} cannot be sent by a model; "
-                "use a list parameter instead."
+                f"function tool {tool_name!r}: *{param.name} cannot be sent by a model; use a list parameter instead."
             )
         if param.kind is param.VAR_KEYWORD:
             open_schema = True
@@ -152,9 +147,7 @@ def _request_model(
             annotation = _docstring_type(getattr(doc, "type_name", None))
             if annotation is None:
                 default = param.default
-                annotation = (
-                    type(default) if default not in (inspect.Parameter.empty, None) else Any
-                )
+                annotation = type(default) if default not in (inspect.Parameter.empty, None) else Any
         description = getattr(doc, "description", None) or None
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=description))
@@ -163,7 +156,5 @@ def _request_model(
     try:
         model = create_model(model_name, __config__=config, **fields)
     except Exception as exc:
-        raise ToolDefinitionError(
-            f"function tool {tool_name!r}: cannot build its argument model: {exc}"
-        ) from None
+        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot build its argument model: {exc}") from None
     return model, positional

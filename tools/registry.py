@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import difflib
 import inspect
@@ -76,7 +75,7 @@ class LocalToolRegistry:
             sets a timeout (None: no limit).
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
-        async_sleep: Async sleep used between retries of async calls.
+        async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
     """
 
     def __init__(
@@ -88,7 +87,7 @@ class LocalToolRegistry:
         default_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        async_sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self.metrics = metrics
         self._context = CallContext(metrics=metrics, sleep=sleep, async_sleep=async_sleep)
@@ -157,8 +156,7 @@ class LocalToolRegistry:
             check_parameters_schema(instance.parameters, owner=f"tool {key!r}")
         entry = ToolEntry(
             tool=instance,
-            breaker=breaker
-            or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
+            breaker=breaker or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
@@ -262,9 +260,7 @@ class LocalToolRegistry:
 
     # ----------------------------------------------------------------- export
 
-    def to_openai_tools(
-        self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn"
-    ) -> list[dict[str, Any]]:
+    def to_openai_tools(self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn") -> list[dict[str, Any]]:
         """Chat Completions tool definitions for every registered tool (fresh dicts).
 
         With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
@@ -273,22 +269,16 @@ class LocalToolRegistry:
         """
         return self._export(
             ("openai", strict, on_unsupported),
-            lambda e, p: openai_tool(
-                e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported
-            ),
+            lambda e, p: openai_tool(e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported),
         )
 
     def to_anthropic_tools(self) -> list[dict[str, Any]]:
         """Anthropic Messages API tool definitions (fresh dicts)."""
-        return self._export(
-            ("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p)
-        )
+        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p))
 
     def to_mcp_tools(self) -> list[dict[str, Any]]:
         """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
-        return self._export(
-            ("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema())
-        )
+        return self._export(("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()))
 
     def _export(
         self, key: tuple[Any, ...], build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]]

@@ -5,7 +5,6 @@ Time is injected (``clock`` for reading, ``sleep`` for waiting) so tests never s
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -173,11 +172,13 @@ class RetryPolicy:
         first: ToolResult,
         attempt: Callable[[], Awaitable[ToolResult]],
         *,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> tuple[ToolResult, int]:
-        """Async twin of :meth:`run`."""
+        """Async twin of :meth:`run` (``sleep`` defaults to ``asyncio.sleep``)."""
         if not _should_retry(first) or self.max_attempts == 1:
             return first, 1
+        import asyncio
+
         from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt
 
         pending = [first]
@@ -189,7 +190,7 @@ class RetryPolicy:
             stop=stop_after_attempt(self.max_attempts),
             wait=self._wait(),
             retry=retry_if_result(_should_retry),
-            sleep=sleep,
+            sleep=sleep or asyncio.sleep,
             reraise=True,
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else first,
         )

@@ -71,9 +71,7 @@ class ToolResult:
         return self.status == "success"
 
     @classmethod
-    def _trusted(
-        cls, status: Status, data: Any, error: ErrorInfo | None, metadata: dict[str, Any]
-    ) -> ToolResult:
+    def _trusted(cls, status: Status, data: Any, error: ErrorInfo | None, metadata: dict[str, Any]) -> ToolResult:
         """Build a result from values already JSON-compatible (the framework's hot path)."""
         result = object.__new__(cls)
         object.__setattr__(result, "status", status)

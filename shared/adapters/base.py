@@ -32,6 +32,7 @@ __all__ = [
     "AdapterOptions",
     "AdapterResult",
     "BaseAdapter",
+    "format_validation_error",
     "utc_now",
 ]
 
@@ -39,6 +40,16 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 OptionsT = TypeVar("OptionsT", bound="AdapterOptions")
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line per problem, ``field.path: message``, without pydantic's URLs or inputs."""
+    problems = []
+    for err in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
 
 
 def utc_now() -> datetime:
@@ -259,12 +270,9 @@ class BaseAdapter(ABC, Generic[T]):
         try:
             return model.model_validate(dict(config))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
-                for err in exc.errors(include_url=False, include_input=False)
-            )
             raise AdapterError(
-                f"invalid options for {self.category}/{self.platform}: {problems}"
+                f"invalid options for {self.category}/{self.platform}: "
+                f"{format_validation_error(exc)}"
             ) from None
 
     def cache_token(self, config: Mapping[str, Any]) -> Hashable | None:

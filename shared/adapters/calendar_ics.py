@@ -59,6 +59,7 @@ class _IcsRaw:
     start: date
     end: date
     name: str | None
+    recurring_uids: frozenset[str]
 
     def __len__(self) -> int:
         return sum(1 for _ in self.calendar.walk("VEVENT"))
@@ -112,6 +113,11 @@ class IcsCalendarAdapter(BaseAdapter[CalendarEvent]):
             start=today - timedelta(days=options.past_days),
             end=today + timedelta(days=options.horizon_days + 1),
             name=name,
+            recurring_uids=frozenset(
+                str(event.get("UID"))
+                for event in calendar.walk("VEVENT")
+                if event.get("RRULE") is not None or event.get("RDATE") is not None
+            ),
         )
 
     def transform(self, raw: _IcsRaw) -> list[CalendarEvent]:
@@ -235,7 +241,7 @@ def _event(component: Any, raw: _IcsRaw) -> CalendarEvent:
         location=_text(component.get("LOCATION")),
         description=_text(component.get("DESCRIPTION")),
         calendar=raw.name,
-        recurring=component.get("RRULE") is not None or component.get("RECURRENCE-ID") is not None,
+        recurring=str(component.get("UID")) in raw.recurring_uids,
     )
 
 

@@ -10,6 +10,7 @@ import io
 import warnings
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
@@ -83,6 +84,7 @@ class OfxFinanceAdapter(FinanceAdapter):
             currency = (stmt.findtext("CURDEF") or raw.options.currency).upper()
             account = raw.options.account or stmt.findtext(".//ACCTID") or raw.source
             for index, element in enumerate(stmt.iter("STMTTRN")):
+                _check_amount(element, index, raw)
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -134,6 +136,20 @@ class OfxFinanceAdapter(FinanceAdapter):
             for stmt in raw.statements
         ]
         return {"source": raw.source, "balances": balances}
+
+
+def _check_amount(element: Element, index: int, raw: _OfxRaw) -> None:
+    amount = (element.findtext("TRNAMT") or "").strip()
+    try:
+        valid = Decimal(amount).is_finite()
+    except InvalidOperation:
+        valid = False
+    if not valid:
+        raise AdapterError(
+            f"transaction #{index + 1}: amount {amount[:40]!r} is not a number",
+            source=raw.source,
+            line=find_line(raw.text, f"<TRNAMT>{amount}") if amount else _line(raw.text, element),
+        )
 
 
 def _reason(exc: Exception) -> str:

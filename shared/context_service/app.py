@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from pydantic_core import to_json
 
+from shared.adapters.base import format_validation_error
 from shared.adapters.finance_query import FinanceQuery
 from shared.context_service.aggregator import ContextAggregator, UnknownUserError
 
@@ -97,11 +98,7 @@ def create_app(aggregator: ContextAggregator, *, api_key: str | None = None) -> 
         try:
             query = FinanceQuery.model_validate({k: v for k, v in params.items() if v != ""})
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'query'}: {err['msg']}"
-                for err in exc.errors(include_url=False, include_input=False)
-            )
-            return _json({"error": f"invalid finance query: {problems}"}, 422)
+            return _json({"error": f"invalid finance query: {format_validation_error(exc)}"}, 422)
         try:
             body = aggregator.finance_query(user_id[:128], query)
         except UnknownUserError as exc:

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shared.adapters.base import format_validation_error
 from shared.adapters.places import Place
 
 __all__ = ["AdapterEntry", "ConfigError", "ServiceConfig", "UserConfig", "load_config"]
@@ -133,11 +134,7 @@ def load_config(path: str | Path) -> ServiceConfig:
     try:
         config = ServiceConfig.model_validate(_read(path))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-            for err in exc.errors(include_url=False, include_input=False)
-        )
-        raise ConfigError(f"{path.name}: {problems}") from None
+        raise ConfigError(f"{path.name}: {format_validation_error(exc)}") from None
     base = path.resolve().parent
     users = {}
     for user_id, user in config.users.items():

@@ -78,15 +78,11 @@ class ContextBridge:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         self._base = dashboard_url.rstrip("/")
-        self._origin = f"{parts.scheme}://{parts.hostname}" + (
-            f":{parts.port}" if parts.port else ""
-        )
+        self._origin = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
         self._api_key = api_key
         self._timeout = float(timeout)
         self._session = session if session is not None else requests.Session()
-        self._adapters = (
-            adapters if adapters is not None else AdapterRegistry.with_builtin_adapters()
-        )
+        self._adapters = adapters if adapters is not None else AdapterRegistry.with_builtin_adapters()
         self._max_attempts = max(1, max_attempts)
         self._max_bytes = max_response_bytes
         self._sleep = sleep
@@ -192,9 +188,7 @@ class ContextBridge:
         if status not in ("ok", "partial") or entry.get("data") is None:
             return {"status": status, "reason": reason}
         platforms = entry.get("platforms") or [None]
-        cls = self._adapters.normalizer(
-            category, platforms[0] if isinstance(platforms, list) else None
-        )
+        cls = self._adapters.normalizer(category, platforms[0] if isinstance(platforms, list) else None)
         if cls is None:
             return {"status": status, "reason": reason, "data": entry.get("data")}
         try:
@@ -215,9 +209,7 @@ class ContextBridge:
             "user_id": user_id,
             "generated_at": None,
             "timezone": None,
-            "categories": {
-                c: {"status": "unavailable", "data": None, "reason": reason} for c in categories
-            },
+            "categories": {c: {"status": "unavailable", "data": None, "reason": reason} for c in categories},
         }
 
     def _get_json(self, path: str, params: Mapping[str, str], *, invalid_ok: bool = False) -> Any:
@@ -227,9 +219,7 @@ class ContextBridge:
             return deadline - self._monotonic()
 
         def stop(state: RetryCallState) -> bool:
-            return (
-                stop_after_attempt(self._max_attempts)(state) or remaining() <= _MIN_ATTEMPT_SECONDS
-            )
+            return stop_after_attempt(self._max_attempts)(state) or remaining() <= _MIN_ATTEMPT_SECONDS
 
         def wait(state: RetryCallState) -> float:
             backoff: float = min(0.1 * 2.0 ** (state.attempt_number - 1), 1.0)
@@ -244,9 +234,7 @@ class ContextBridge:
         )
         return retrying(self._attempt, path, params, remaining, invalid_ok)
 
-    def _attempt(
-        self, path: str, params: Mapping[str, str], remaining: Callable[[], float], invalid_ok: bool
-    ) -> Any:
+    def _attempt(self, path: str, params: Mapping[str, str], remaining: Callable[[], float], invalid_ok: bool) -> Any:
         budget = remaining()
         if budget <= 0:
             raise _Unavailable(f"the context service did not answer within {self._timeout:g} s")
@@ -260,17 +248,11 @@ class ContextBridge:
                 body = self._read(response, remaining)
                 status = response.status_code
         except requests.Timeout:
-            raise _Unavailable(
-                f"the context service did not answer within {self._timeout:g} s"
-            ) from None
+            raise _Unavailable(f"the context service did not answer within {self._timeout:g} s") from None
         except requests.ConnectionError:
-            raise _RetryableFailure(
-                f"cannot connect to the context service at {self._origin}"
-            ) from None
+            raise _RetryableFailure(f"cannot connect to the context service at {self._origin}") from None
         except requests.RequestException as exc:
-            raise _Unavailable(
-                f"request to the context service failed ({type(exc).__name__})"
-            ) from None
+            raise _Unavailable(f"request to the context service failed ({type(exc).__name__})") from None
         return self._decode(status, body, invalid_ok)
 
     def _read(self, response: requests.Response, remaining: Callable[[], float]) -> bytes:
@@ -293,9 +275,7 @@ class ContextBridge:
         try:
             data = json.loads(body)
         except ValueError:
-            raise _Unavailable(
-                "the context service answered with something that is not JSON"
-            ) from None
+            raise _Unavailable("the context service answered with something that is not JSON") from None
         if status in (404, 422) and isinstance(data, dict) and isinstance(data.get("error"), str):
             if status == 422 and invalid_ok:
                 return {"status": "invalid", "reason": data["error"][:500]}

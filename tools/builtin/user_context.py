@@ -89,9 +89,7 @@ class UserContextRequest(BaseModel):
             "grouped by group_by), 'categories' spending per category."
         ),
     )
-    search: str | None = Field(
-        None, max_length=200, description="Finance only: words to look for, e.g. 'coffee'."
-    )
+    search: str | None = Field(None, max_length=200, description="Finance only: words to look for, e.g. 'coffee'.")
     sort: Literal["date", "amount", "description", "category"] | None = Field(
         None, description="Finance only: sort transactions by this field (default date)."
     )
@@ -204,9 +202,7 @@ class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
     def _query(self, categories: list[str] | None, request: UserContextRequest) -> dict[str, Any]:
         raw = self._bridge.fetch(categories, self._user_id, destination=request.destination)
         details = {
-            name: {
-                k: entry.get(k) for k in ("status", "reason", "data") if entry.get(k) is not None
-            }
+            name: {k: entry.get(k) for k in ("status", "reason", "data") if entry.get(k) is not None}
             for name, entry in raw["categories"].items()
         }
         return {"action": "query", "generated_at": raw.get("generated_at"), "categories": details}
@@ -233,9 +229,7 @@ class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
                 "action='query', finance_action='search', search='coffee', page=1)"
             )
         out: dict[str, Any] = {"action": "query", "category": "finance", "finance_action": action}
-        out.update(
-            {k: v for k, v in answer.items() if k in ("status", "reason", "result", "errors")}
-        )
+        out.update({k: v for k, v in answer.items() if k in ("status", "reason", "result", "errors")})
         return out
 
 
@@ -254,13 +248,11 @@ def _categories(request: UserContextRequest) -> list[str] | None:
     return list(dict.fromkeys(_ALIASES.get(c, c) for c in chosen))
 
 
-def _check(
-    request: UserContextRequest, categories: list[str] | None, finance_given: list[str]
-) -> None:
+def _check(request: UserContextRequest, categories: list[str] | None, finance_given: list[str]) -> None:
     """Raise :class:`InvalidArgumentsError` with a correct example for bad combinations."""
     if finance_given and categories != ["finance"]:
         raise InvalidArgumentsError(
-            f"{', '.join(finance_given)} only apply to category='finance' on its own. "
+            f"{', '.join(finance_given)} can only be used with category='finance' on its own. "
             "Example: user_context(category='finance', action='query', "
             "finance_action='search', search='coffee')"
         )

@@ -4,26 +4,60 @@ Every external tool becomes an ordinary :class:`~tools.base.BaseTool`, so it reg
 :class:`~tools.registry.LocalToolRegistry` and goes through the same envelope, breaker, retry
 and metrics as any other tool. :func:`tools.external.binary.serve` (not re-exported here) turns
 a tool into a subprocess binary.
+
+Names are imported on first use (PEP 562), so a tool binary that only needs
+``tools.external.binary`` does not pay for ``requests`` and the other adapters at start-up.
 """
 
-from tools.external._process import ProcessOutcome, ProcessRunner
-from tools.external.adapter import ToolAdapter, ToolAdapterRegistry, UnknownAdapterError
-from tools.external.binary_tool import BinaryTool
-from tools.external.cli_adapter import CLIAdapter
-from tools.external.config import (
-    ActionSpec,
-    AdoptionMetadata,
-    AuthConfig,
-    CLIAction,
-    CLIConfig,
-    HTTPConfig,
-    HTTPEndpoint,
-    MCPConfig,
-    ToolConfig,
-)
-from tools.external.executor import BinaryStatus, ScanChanges, ToolExecutorService
-from tools.external.external_tool import ExternalTool, build_external_tools
-from tools.external.http_adapter import HTTPAdapter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tools.external._process import ProcessOutcome, ProcessRunner
+    from tools.external.adapter import ToolAdapter, ToolAdapterRegistry, UnknownAdapterError
+    from tools.external.binary_tool import BinaryTool
+    from tools.external.cli_adapter import CLIAdapter
+    from tools.external.config import (
+        ActionSpec,
+        AdoptionMetadata,
+        AuthConfig,
+        CLIAction,
+        CLIConfig,
+        HTTPConfig,
+        HTTPEndpoint,
+        MCPConfig,
+        ToolConfig,
+    )
+    from tools.external.executor import BinaryStatus, ScanChanges, ToolExecutorService
+    from tools.external.external_tool import ExternalTool, build_external_tools
+    from tools.external.http_adapter import HTTPAdapter
+
+_HOMES = {
+    "ProcessOutcome": "tools.external._process",
+    "ProcessRunner": "tools.external._process",
+    "ToolAdapter": "tools.external.adapter",
+    "ToolAdapterRegistry": "tools.external.adapter",
+    "UnknownAdapterError": "tools.external.adapter",
+    "BinaryTool": "tools.external.binary_tool",
+    "CLIAdapter": "tools.external.cli_adapter",
+    "ActionSpec": "tools.external.config",
+    "AdoptionMetadata": "tools.external.config",
+    "AuthConfig": "tools.external.config",
+    "CLIAction": "tools.external.config",
+    "CLIConfig": "tools.external.config",
+    "HTTPConfig": "tools.external.config",
+    "HTTPEndpoint": "tools.external.config",
+    "MCPConfig": "tools.external.config",
+    "ToolConfig": "tools.external.config",
+    "BinaryStatus": "tools.external.executor",
+    "ScanChanges": "tools.external.executor",
+    "ToolExecutorService": "tools.external.executor",
+    "ExternalTool": "tools.external.external_tool",
+    "build_external_tools": "tools.external.external_tool",
+    "HTTPAdapter": "tools.external.http_adapter",
+}
 
 __all__ = [
     "ActionSpec",
@@ -49,3 +83,16 @@ __all__ = [
     "UnknownAdapterError",
     "build_external_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tools.external' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

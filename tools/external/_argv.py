@@ -54,18 +54,14 @@ def _positional(name: str, text: str, after_dashes: bool) -> str:
     return text
 
 
-def _render_whole(
-    match: re.Match[str], params: Mapping[str, Any], after_dashes: bool, in_group: bool
-) -> list[str]:
+def _render_whole(match: re.Match[str], params: Mapping[str, Any], after_dashes: bool, in_group: bool) -> list[str]:
     spread, name, flag = match.group(1), match.group(2), match.group(3)
     value = params.get(name)
     if flag is not None:
         if value is None or value is False:
             return []
         if value is not True:
-            raise InvalidArgumentsError(
-                f"Argument '{name}' must be true or false.", details={"field": name}
-            )
+            raise InvalidArgumentsError(f"Argument '{name}' must be true or false.", details={"field": name})
         return [flag]
     if value is None:
         if spread or in_group:
@@ -73,16 +69,12 @@ def _render_whole(
         raise InvalidArgumentsError(f"Missing required argument '{name}'.", details={"field": name})
     if spread:
         if not isinstance(value, list):
-            raise InvalidArgumentsError(
-                f"Argument '{name}' must be a list of strings.", details={"field": name}
-            )
+            raise InvalidArgumentsError(f"Argument '{name}' must be a list of strings.", details={"field": name})
         return [_positional(name, _scalar(name, v), after_dashes) for v in value]
     return [_positional(name, _scalar(name, value), after_dashes)]
 
 
-def _render_part(
-    part: str, params: Mapping[str, Any], after_dashes: bool, in_group: bool
-) -> list[str]:
+def _render_part(part: str, params: Mapping[str, Any], after_dashes: bool, in_group: bool) -> list[str]:
     whole = _PLACEHOLDER.match(part)
     if whole:
         return _render_whole(whole, params, after_dashes, in_group)
@@ -96,9 +88,7 @@ def _render_part(
         if value is None:
             if in_group:
                 raise _Absent
-            raise InvalidArgumentsError(
-                f"Missing required argument '{fname}'.", details={"field": fname}
-            )
+            raise InvalidArgumentsError(f"Missing required argument '{fname}'.", details={"field": fname})
         if index == 0 and not literal:
             first_is_value = True
         pieces.append(_scalar(fname, value))

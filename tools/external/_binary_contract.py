@@ -142,9 +142,7 @@ def probe_binary(path: str, runner: ProcessRunner, env: Mapping[str, str], timeo
         RunnerClosedError: the runner is shut down.
     """
     try:
-        outcome = runner.run(
-            [path, "--schema"], env=env, timeout=timeout, max_output_bytes=MAX_SCHEMA_BYTES
-        )
+        outcome = runner.run([path, "--schema"], env=env, timeout=timeout, max_output_bytes=MAX_SCHEMA_BYTES)
     except FileNotFoundError:
         raise
     except RunnerClosedError:
@@ -158,18 +156,12 @@ def probe_binary(path: str, runner: ProcessRunner, env: Mapping[str, str], timeo
     if outcome.output_overflow:
         return Probe("broken", message="--schema output is larger than 1 MB")
     if outcome.returncode != 0:
-        return Probe(
-            "schema-unknown", message=f"--schema not supported (exit status {outcome.returncode})"
-        )
+        return Probe("schema-unknown", message=f"--schema not supported (exit status {outcome.returncode})")
     return parse_schema_document(outcome.stdout)
 
 
 def _envelope(value: Any) -> dict[str, Any] | None:
-    if (
-        isinstance(value, dict)
-        and value.get("status") in ("success", "error")
-        and "_metadata" in value
-    ):
+    if isinstance(value, dict) and value.get("status") in ("success", "error") and "_metadata" in value:
         return value
     return None
 
@@ -208,9 +200,7 @@ def call_binary(
     payload = json.dumps(dict(params), ensure_ascii=False).encode()
     meta: dict[str, Any] = {"binary": label}
     try:
-        outcome = runner.run(
-            [path], input=payload, env=env, timeout=timeout, max_output_bytes=max_output_bytes
-        )
+        outcome = runner.run([path], input=payload, env=env, timeout=timeout, max_output_bytes=max_output_bytes)
     except (OSError, RunnerClosedError) as exc:
         return _spawn_failure(exc, label, meta)
     meta["exit_code"] = outcome.returncode
@@ -243,9 +233,7 @@ def _fail(message: str, reason: str, meta: dict[str, Any], **details: Any) -> To
 
 def _spawn_failure(exc: Exception, label: str, meta: dict[str, Any]) -> ToolResult:
     if isinstance(exc, FileNotFoundError):
-        return _fail(
-            f"Tool '{label}' is no longer installed; do not call it again.", "missing-binary", meta
-        )
+        return _fail(f"Tool '{label}' is no longer installed; do not call it again.", "missing-binary", meta)
     if isinstance(exc, RunnerClosedError):
         return ToolResult.failure("cancelled", f"Tool '{label}' is shutting down.", metadata=meta)
     busy = isinstance(exc, OSError) and exc.errno == errno.ETXTBSY
@@ -278,9 +266,7 @@ def _interpret(outcome: ProcessOutcome, label: str, meta: dict[str, Any]) -> Too
     if outcome.returncode != 0:
         stderr = outcome.stderr.decode("utf-8", "replace").strip()
         message = stderr or f"exited with status {outcome.returncode} and no error output"
-        return _fail(
-            f"Tool '{label}' failed: {message}", "exit_status", meta, exit_code=outcome.returncode
-        )
+        return _fail(f"Tool '{label}' failed: {message}", "exit_status", meta, exit_code=outcome.returncode)
     if not text:
         return _fail(f"Tool '{label}' printed nothing.", "empty_output", meta)
     return ToolResult.success(parsed, metadata=meta)

@@ -26,9 +26,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
         "| " + " | ".join(_cell(c) for c in columns) + " |",
         "|" + "---|" * len(columns),
     ]
-    lines += [
-        "| " + " | ".join(_cell(r.get(c, "")) for c in columns) + " |" for r in rows[:MAX_ROWS]
-    ]
+    lines += ["| " + " | ".join(_cell(r.get(c, "")) for c in columns) + " |" for r in rows[:MAX_ROWS]]
     if len(rows) > MAX_ROWS:
         lines.append(f"\n_{len(rows) - MAX_ROWS} more rows not shown._")
     return "\n".join(lines)

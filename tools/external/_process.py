@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -58,13 +58,13 @@ def kill_process_group(pid: int) -> None:
 class _Capture:
     """Reads one pipe in a thread, keeping at most ``limit`` bytes."""
 
-    def __init__(self, pipe: IO[bytes], limit: int, kill_pid: int | None) -> None:
+    def __init__(self, pipe: IO[bytes], limit: int, on_overflow: Callable[[], None] | None) -> None:
         self.chunks: list[bytes] = []
         self.size = 0
         self.overflow = False
         self._pipe = pipe
         self._limit = limit
-        self._kill_pid = kill_pid
+        self._on_overflow = on_overflow
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -78,8 +78,8 @@ class _Capture:
                     self.size += min(room, len(chunk))
                 if len(chunk) > room and not self.overflow:
                     self.overflow = True
-                    if self._kill_pid is not None:
-                        kill_process_group(self._kill_pid)
+                    if self._on_overflow is not None:
+                        self._on_overflow()
                         return
 
     def data(self) -> bytes:
@@ -153,10 +153,26 @@ class ProcessRunner:
         try:
             return self._supervise(proc, input, timeout, max_output_bytes, max_stderr_bytes)
         finally:
-            kill_process_group(proc.pid)
-            with self._lock:
-                self._running.pop(proc.pid, None)
-                self._killed.discard(proc.pid)
+            self._reap(proc)
+
+    def _kill_if_running(self, pid: int) -> None:
+        # Under the lock: a pid still listed in _running is not reaped, so it cannot have
+        # been reused by an unrelated process group.
+        with self._lock:
+            if pid in self._running:
+                kill_process_group(pid)
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Kill the group while the child's pid is still held, then reap; True if killed."""
+        with self._lock:
+            listed = self._running.pop(proc.pid, None) is not None
+            killed = proc.pid in self._killed
+            self._killed.discard(proc.pid)
+            if listed:
+                kill_process_group(proc.pid)
+        if proc.returncode is None:
+            proc.wait()
+        return killed
 
     def _supervise(
         self,
@@ -169,23 +185,19 @@ class ProcessRunner:
         started = time.monotonic()
         if proc.stdout is None or proc.stderr is None:  # pragma: no cover - set by Popen
             raise RuntimeError("child pipes missing")
-        out = _Capture(proc.stdout, max_out, proc.pid)
+        out = _Capture(proc.stdout, max_out, lambda: self._kill_if_running(proc.pid))
         err = _Capture(proc.stderr, max_err, None)
         if data is not None and proc.stdin is not None:
             threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True).start()
         timed_out = not _wait_exit(proc, timeout)
-        if timed_out:
-            kill_process_group(proc.pid)
-            proc.wait()
-        # The child is gone; kill whatever it left in its group so the pipes reach EOF.
-        kill_process_group(proc.pid)
+        # The child has exited (or timed out) but is not reaped yet: killing its group now
+        # also ends any grandchild it left behind, so the pipes reach EOF.
+        killed = self._reap(proc)
         out.thread.join(self._grace)
         err.thread.join(self._grace)
         for pipe in (proc.stdout, proc.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()
-        with self._lock:
-            killed = proc.pid in self._killed
         return ProcessOutcome(
             returncode=proc.returncode,
             stdout=out.data(),
@@ -206,8 +218,8 @@ class ProcessRunner:
             self._closed = self._closed or close
             pids = list(self._running)
             self._killed.update(pids)
-        for pid in pids:
-            kill_process_group(pid)
+            for pid in pids:
+                kill_process_group(pid)
         return len(pids)
 
     def reopen(self) -> None:
@@ -219,7 +231,8 @@ class ProcessRunner:
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     """Wait for ``proc`` to exit; False when ``timeout`` passed first.
 
-    Uses a pidfd on Linux (woken by the exit itself, no polling), else ``Popen.wait``.
+    On Linux a pidfd wakes on the exit itself (no polling) and leaves the child unreaped, so
+    its pid cannot be reused before the group is killed. Elsewhere ``Popen.wait`` (reaps).
     """
     pidfd_open = getattr(os, "pidfd_open", None)
     if pidfd_open is not None:
@@ -234,10 +247,7 @@ def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
                 ready = poller.poll(max(0, int(timeout * 1000)))
             finally:
                 os.close(fd)
-            if not ready:
-                return False
-            proc.wait()
-            return True
+            return bool(ready)
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

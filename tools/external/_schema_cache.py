@@ -84,8 +84,7 @@ class SchemaCache:
             doc: dict[str, Any] = {
                 "format": CACHE_FORMAT,
                 "entries": {
-                    p: {"size": k[0], "mtime_ns": k[1], "probe": pr.to_json()}
-                    for p, (k, pr) in self._entries.items()
+                    p: {"size": k[0], "mtime_ns": k[1], "probe": pr.to_json()} for p, (k, pr) in self._entries.items()
                 },
             }
             self._dirty = False

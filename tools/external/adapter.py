@@ -73,18 +73,14 @@ class ToolAdapterRegistry:
             ToolDefinitionError: ``adapter`` does not implement :class:`ToolAdapter`, or its type
                 is already registered and ``replace`` is False.
         """
-        if not isinstance(adapter, ToolAdapter) or not isinstance(
-            getattr(adapter, "adapter_type", None), str
-        ):
+        if not isinstance(adapter, ToolAdapter) or not isinstance(getattr(adapter, "adapter_type", None), str):
             raise ToolDefinitionError(
                 f"{type(adapter).__name__} is not a ToolAdapter: it needs a str 'adapter_type', "
                 "execute(tool_id, action, params, timeout) and is_available(config)"
             )
         kind = adapter.adapter_type
         if kind in self._adapters and not replace:
-            raise ToolDefinitionError(
-                f"an adapter for {kind!r} is already registered; pass replace=True to swap it"
-            )
+            raise ToolDefinitionError(f"an adapter for {kind!r} is already registered; pass replace=True to swap it")
         self._adapters[kind] = adapter
 
     def unregister_adapter(self, adapter_type: str) -> None:

@@ -53,11 +53,12 @@ def serve(
     stdin: IO[bytes] | None = None,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
+    max_input_bytes: int = MAX_INPUT_BYTES,
 ) -> int:
     """Run ``tool`` as a tool binary once; returns the exit status (use with ``sys.exit``).
 
     Hostile or malformed input never raises: stdin that is not a JSON object, or larger than
-    :data:`MAX_INPUT_BYTES`, gives a ``validation_error`` envelope and exit status 1; unknown
+    ``max_input_bytes``, gives a ``validation_error`` envelope and exit status 1; unknown
     command-line arguments print a usage line to stderr and return 2.
 
     Args:
@@ -66,6 +67,7 @@ def serve(
         stdin: Binary stream with the JSON arguments (default ``sys.stdin.buffer``).
         stdout: Where the JSON answer goes (default ``sys.stdout``).
         stderr: Where the error message goes (default ``sys.stderr``).
+        max_input_bytes: Largest accepted stdin (default 10 MB).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     out = stdout if stdout is not None else sys.stdout
@@ -78,11 +80,11 @@ def serve(
         err.write(f"usage: {tool.name} [--schema]  (JSON arguments on stdin)\n")
         return EXIT_USAGE
     source = stdin if stdin is not None else sys.stdin.buffer
-    raw = source.read(MAX_INPUT_BYTES + 1)
-    if len(raw) > MAX_INPUT_BYTES:
+    raw = source.read(max_input_bytes + 1)
+    if len(raw) > max_input_bytes:
         result = ToolResult.failure(
             "validation_error",
-            f"The arguments for tool '{tool.name}' are larger than {MAX_INPUT_BYTES} bytes.",
+            f"The arguments for tool '{tool.name}' are larger than {max_input_bytes} bytes.",
         )
     else:
         result = tool.execute_raw(raw)

@@ -9,11 +9,10 @@ from tools.base import BaseTool
 from tools.external._errors import raise_for_result
 from tools.result import ToolResult
 
-#: Arguments schema of a binary that does not answer ``--schema``: any object.
-FREE_FORM: dict[str, Any] = {
-    "type": "object",
-    "description": "Arguments for the tool, as a JSON object.",
-}
+
+def free_form_schema() -> dict[str, Any]:
+    """Arguments schema of a binary that does not answer ``--schema``: any object."""
+    return {"type": "object", "description": "Arguments for the tool, as a JSON object."}
 
 
 class BinaryTool(BaseTool[dict[str, Any], Any]):
@@ -27,7 +26,7 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
     name = "binary_tool"
     description = "A tool implemented by an executable."
     version = "0.0.0"
-    parameters: dict[str, Any] | None = FREE_FORM
+    parameters: dict[str, Any] | None = {"type": "object"}
 
     def __init__(
         self,
@@ -43,7 +42,7 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
         self.name = name
         self.description = description or f"Runs the executable '{name}'."
         self.version = version
-        self.parameters = dict(parameters) if parameters is not None else dict(FREE_FORM)
+        self.parameters = dict(parameters) if parameters is not None else free_form_schema()
         self._output_schema = dict(output_schema) if output_schema is not None else None
         self._invoke = invoke
         self.path = path

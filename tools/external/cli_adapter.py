@@ -35,9 +35,7 @@ MAX_STDERR_CHARS = 2_000
 
 
 def _error_result(exc: ToolError) -> ToolResult:
-    return ToolResult.failure(
-        exc.error_type, exc.message, retryable=exc.retryable, details=exc.details
-    )
+    return ToolResult.failure(exc.error_type, exc.message, retryable=exc.retryable, details=exc.details)
 
 
 def pick_action(config: ToolConfig, actions: Mapping[str, Any], action: str | None) -> str:
@@ -98,9 +96,7 @@ class CLIAdapter:
         """
         cli = self._cli(config)
         if not self._is_allowed(cli.command[0]):
-            raise ToolDefinitionError(
-                f"tool {config.id!r}: command {cli.command[0]!r} is not in allowed_commands"
-            )
+            raise ToolDefinitionError(f"tool {config.id!r}: command {cli.command[0]!r} is not in allowed_commands")
         self._tools[config.id] = config
 
     @staticmethod
@@ -135,9 +131,7 @@ class CLIAdapter:
         resolved = self._resolve(cli.command[0], env)
         return resolved is not None and self._is_allowed(cli.command[0], resolved)
 
-    def build_command(
-        self, tool_id: str, action: str | None, params: Mapping[str, Any]
-    ) -> list[str]:
+    def build_command(self, tool_id: str, action: str | None, params: Mapping[str, Any]) -> list[str]:
         """The full argv a call would run (for inspection and tests).
 
         Raises:
@@ -152,9 +146,7 @@ class CLIAdapter:
         try:
             return self._tools[tool_id]
         except KeyError:
-            raise UnknownToolError(
-                f"No CLI tool with id {tool_id!r}; known: {sorted(self._tools)}."
-            ) from None
+            raise UnknownToolError(f"No CLI tool with id {tool_id!r}; known: {sorted(self._tools)}.") from None
 
     def execute(
         self,
@@ -185,9 +177,7 @@ class CLIAdapter:
         redactor = Redactor(self._env.get(n) for n in cli.secret_env)
         program = self._resolve(cli.command[0], env)
         if program is None:
-            raise ToolError(
-                f"The program for tool '{config.name}' is not installed; tell the user."
-            )
+            raise ToolError(f"The program for tool '{config.name}' is not installed; tell the user.")
         if not self._is_allowed(cli.command[0], program):
             raise PermissionDeniedError(f"Tool '{config.name}' may not run this program.")
         limit = timeout if timeout is not None else (config.timeout or cli.timeout)

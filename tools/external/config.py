@@ -53,16 +53,12 @@ class AuthConfig(_Frozen):
     constructor, never stored here, never logged and redacted from every error message.
     """
 
-    env_var: str = Field(
-        pattern=ENV_NAME_PATTERN, description="Name of the variable holding the secret."
-    )
+    env_var: str = Field(pattern=ENV_NAME_PATTERN, description="Name of the variable holding the secret.")
     kind: Literal["bearer", "header"] = Field(
         default="bearer",
         description="'bearer': 'Authorization: Bearer <secret>'; 'header': '<header>: <secret>'.",
     )
-    header: str = Field(
-        default="Authorization", min_length=1, description="Header carrying the secret."
-    )
+    header: str = Field(default="Authorization", min_length=1, description="Header carrying the secret.")
 
     def header_value(self, secret: str) -> str:
         """The header value for ``secret`` according to :attr:`kind`."""
@@ -79,9 +75,7 @@ class HTTPEndpoint(_Frozen):
     """
 
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = "GET"
-    path: str = Field(
-        default="/", description="Path template relative to base_url, e.g. '/users/{id}'."
-    )
+    path: str = Field(default="/", description="Path template relative to base_url, e.g. '/users/{id}'.")
     query: list[str] | None = None
     body: list[str] | None = None
     description: str = ""
@@ -101,9 +95,7 @@ class HTTPEndpoint(_Frozen):
             return ActionSpec(action, self.description, dict(self.parameters))
         required = self.path_params()
         names = [*required, *(self.query or []), *(self.body or [])]
-        props = {
-            n: {"type": "string", "description": f"Value for '{n}'."} for n in dict.fromkeys(names)
-        }
+        props = {n: {"type": "string", "description": f"Value for '{n}'."} for n in dict.fromkeys(names)}
         schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
         if self.query is not None or self.body is not None:
             schema["additionalProperties"] = False
@@ -113,23 +105,13 @@ class HTTPEndpoint(_Frozen):
 class HTTPConfig(_Frozen):
     """Settings of an HTTP API tool (adapter type ``"http"``)."""
 
-    base_url: str = Field(
-        pattern=r"^https?://[^\s]+$", description="e.g. 'https://api.example.com/v1'."
-    )
+    base_url: str = Field(pattern=r"^https?://[^\s]+$", description="e.g. 'https://api.example.com/v1'.")
     endpoints: dict[str, HTTPEndpoint] = Field(min_length=1, description="Action name -> endpoint.")
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="Static headers sent with every call."
-    )
+    headers: dict[str, str] = Field(default_factory=dict, description="Static headers sent with every call.")
     timeout: float = Field(default=30.0, gt=0, le=600, description="Seconds per HTTP attempt.")
-    max_attempts: int = Field(
-        default=3, ge=1, le=10, description="Attempts on 429/5xx/connection errors."
-    )
-    retry_after_cap: float = Field(
-        default=30.0, ge=0, le=600, description="Longest Retry-After honoured."
-    )
-    max_response_bytes: int = Field(
-        default=2_000_000, gt=0, description="Larger bodies are refused/cut."
-    )
+    max_attempts: int = Field(default=3, ge=1, le=10, description="Attempts on 429/5xx/connection errors.")
+    retry_after_cap: float = Field(default=30.0, ge=0, le=600, description="Longest Retry-After honoured.")
+    max_response_bytes: int = Field(default=2_000_000, gt=0, description="Larger bodies are refused/cut.")
     verify_tls: bool = True
 
     def action_specs(self) -> list[ActionSpec]:
@@ -209,24 +191,16 @@ def _element_placeholders(part: str) -> list[tuple[str, str]]:
 class CLIConfig(_Frozen):
     """Settings of a command-line tool (adapter type ``"cli"``); never run through a shell."""
 
-    command: list[str] = Field(
-        min_length=1, description="argv prefix, e.g. ['git', '-C', '/repo']."
-    )
+    command: list[str] = Field(min_length=1, description="argv prefix, e.g. ['git', '-C', '/repo'].")
     actions: dict[str, CLIAction] = Field(min_length=1, description="Action name -> argv template.")
-    timeout: float = Field(
-        default=60.0, gt=0, le=3600, description="Seconds before the process group dies."
-    )
+    timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds before the process group dies.")
     cwd: str | None = None
-    env: dict[str, str] = Field(
-        default_factory=dict, description="Extra non-secret environment variables."
-    )
+    env: dict[str, str] = Field(default_factory=dict, description="Extra non-secret environment variables.")
     secret_env: list[str] = Field(
         default_factory=list,
         description="Names of environment variables passed to the child whose values are redacted.",
     )
-    max_output_bytes: int = Field(
-        default=1_000_000, gt=0, description="stdout beyond this is an error."
-    )
+    max_output_bytes: int = Field(default=1_000_000, gt=0, description="stdout beyond this is an error.")
 
     @field_validator("actions")
     @classmethod
@@ -255,26 +229,17 @@ class MCPConfig(_Frozen):
     """
 
     command: list[str] | None = Field(default=None, description="argv of a stdio server.")
-    url: str | None = Field(
-        default=None, pattern=r"^https?://[^\s]+$", description="Streamable HTTP endpoint."
-    )
+    url: str | None = Field(default=None, pattern=r"^https?://[^\s]+$", description="Streamable HTTP endpoint.")
     env: dict[str, str] | None = None
     cwd: str | None = None
     transport: Literal["stdio", "streamable-http"] = "stdio"
-    persistent: bool = Field(
-        default=True, description="One reused session (True) or a spawn per call."
-    )
+    persistent: bool = Field(default=True, description="One reused session (True) or a spawn per call.")
     timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds per call.")
 
     @model_validator(mode="before")
     @classmethod
     def _infer_transport(cls, data: Any) -> Any:
-        if (
-            isinstance(data, dict)
-            and "transport" not in data
-            and data.get("url")
-            and not data.get("command")
-        ):
+        if isinstance(data, dict) and "transport" not in data and data.get("url") and not data.get("command"):
             return {**data, "transport": "streamable-http"}
         return data
 
@@ -290,9 +255,7 @@ class MCPConfig(_Frozen):
 class AdoptionMetadata(_Frozen):
     """Where an external tool came from and how far it is trusted."""
 
-    source: str | None = Field(
-        default=None, description="Where the tool comes from (URL, package, team)."
-    )
+    source: str | None = Field(default=None, description="Where the tool comes from (URL, package, team).")
     adopted_at: datetime | None = None
     adopted_by: str | None = None
     stage: Literal["proposed", "trial", "adopted", "deprecated"] = "adopted"
@@ -315,13 +278,9 @@ class ToolConfig(_Frozen):
         ...                    "endpoints": {"repo": {"path": "/repos/{owner}/{repo}"}}})
     """
 
-    id: str = Field(
-        pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="Stable identifier used by adapters."
-    )
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="Stable identifier used by adapters.")
     name: str = Field(pattern=TOOL_NAME_PATTERN, description="Tool name shown to the model.")
-    adapter_type: str = Field(
-        min_length=1, description="Adapter that runs the tool: http, cli, mcp, ..."
-    )
+    adapter_type: str = Field(min_length=1, description="Adapter that runs the tool: http, cli, mcp, ...")
     description: str = ""
     version: str = "1.0.0"
     capabilities: list[str] = Field(default_factory=list, description="Free-form capability tags.")
@@ -331,13 +290,9 @@ class ToolConfig(_Frozen):
         description="Argument schema for adapters whose config does not describe actions.",
     )
     auth: AuthConfig | None = None
-    timeout: float | None = Field(
-        default=None, gt=0, description="Default per-call timeout in seconds."
-    )
+    timeout: float | None = Field(default=None, gt=0, description="Default per-call timeout in seconds.")
     adoption: AdoptionMetadata = Field(default_factory=AdoptionMetadata)
-    version_hash: str | None = Field(
-        default=None, description="Hash of the settings; see compute_version_hash."
-    )
+    version_hash: str | None = Field(default=None, description="Hash of the settings; see compute_version_hash.")
 
     @model_validator(mode="before")
     @classmethod

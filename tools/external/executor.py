@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.external._binary_contract import (
     MODE_VALUE,
@@ -34,6 +34,9 @@ from tools.external._schema_cache import Key, SchemaCache
 from tools.external.binary_tool import BinaryTool
 from tools.external.config import ToolConfig
 from tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from tools.registry import LocalToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +139,7 @@ class ToolExecutorService:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
+        self._bound: list[tuple[LocalToolRegistry, set[str]]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -156,9 +160,7 @@ class ToolExecutorService:
         self._cache.load()
         self.rescan()
         if self._poll_interval > 0:
-            self._thread = threading.Thread(
-                target=self._watch, name="tooldeck-binary-watch", daemon=True
-            )
+            self._thread = threading.Thread(target=self._watch, name="tooldeck-binary-watch", daemon=True)
             self._thread.start()
         return self
 
@@ -205,6 +207,34 @@ class ToolExecutorService:
             out.setdefault(e.name, BinaryStatus(e.name, e.path, e.state, e.message))
         return out
 
+    def bind_registry(self, registry: LocalToolRegistry) -> None:
+        """Keep ``registry`` in step with the directory: register the runnable tools now and
+        re-register, add or unregister them after every scan that changes something.
+
+        Only names this service registered are ever replaced or removed; a clash with a tool
+        registered by someone else is logged and that binary is left out.
+        """
+        with self._lock:
+            self._bound.append((registry, set()))
+        self._sync_bound()
+
+    def _sync_bound(self) -> None:
+        tools = {t.name: t for t in self.tools()}
+        with self._lock:
+            bound = list(self._bound)
+        for registry, mine in bound:
+            for name in sorted(mine - tools.keys()):
+                registry.unregister(name)
+                mine.discard(name)
+            for name, tool in tools.items():
+                if registry.tool(name) is tool:
+                    continue
+                if name in registry and name not in mine:
+                    logger.warning("binary tool %r clashes with a registered tool; skipped", name)
+                    continue
+                registry.register(tool, replace=True)
+                mine.add(name)
+
     @property
     def running_calls(self) -> int:
         """How many binary processes are running right now."""
@@ -241,9 +271,7 @@ class ToolExecutorService:
         names = {t.name for t in self.tools()}
         return config.id in names or config.name in names
 
-    def _call(
-        self, path: str, name: str, params: dict[str, Any], timeout: float | None
-    ) -> ToolResult:
+    def _call(self, path: str, name: str, params: dict[str, Any], timeout: float | None) -> ToolResult:
         result = call_binary(
             path,
             params,
@@ -255,6 +283,7 @@ class ToolExecutorService:
         )
         if ((result.error and result.error.details) or {}).get("reason") == "missing-binary":
             self._mark_missing(path)
+            self._sync_bound()
         return result
 
     # -- scanning --------------------------------------------------------------------------
@@ -266,7 +295,9 @@ class ToolExecutorService:
             except Exception:
                 logger.exception("scanning %s failed", self._dir)
                 continue
-            if changes and self._on_change is not None:
+            if not changes:
+                continue
+            if self._on_change is not None:
                 try:
                     self._on_change(changes)
                 except Exception:
@@ -312,9 +343,10 @@ class ToolExecutorService:
                 self._assign_names()
             self._cache.save()
             # Paths whose probe must be retried (busy files) do not count as seen yet.
-            return ScanChanges(
-                [p for p in added if p in probes], [p for p in changed if p in probes], removed
-            )
+            changes = ScanChanges([p for p in added if p in probes], [p for p in changed if p in probes], removed)
+        if changes:
+            self._sync_bound()
+        return changes
 
     def _probe_all(self, todo: dict[str, Key]) -> dict[str, tuple[Key, Probe]]:
         results: dict[str, tuple[Key, Probe]] = {}
@@ -367,9 +399,7 @@ class ToolExecutorService:
             if entry.state == "missing-binary":
                 continue
             schema = entry.probe.schema
-            name = (schema.name if schema and schema.name else None) or derive_name(
-                os.path.basename(path)
-            )
+            name = (schema.name if schema and schema.name else None) or derive_name(os.path.basename(path))
             entry.name = name
             if name in taken:
                 entry.state, entry.tool = "broken", None

@@ -91,9 +91,7 @@ class ExternalTool(BaseTool[dict[str, Any], Any]):
     ) -> None:
         specs = {s.name: s for s in config.action_specs()}
         if action is not None and action not in specs:
-            raise ToolDefinitionError(
-                f"external tool {config.id!r}: unknown action {action!r}; known: {sorted(specs)}"
-            )
+            raise ToolDefinitionError(f"external tool {config.id!r}: unknown action {action!r}; known: {sorted(specs)}")
         if action is None and len(specs) == 1:
             action = next(iter(specs))
         self.config = config
@@ -105,8 +103,7 @@ class ExternalTool(BaseTool[dict[str, Any], Any]):
         self.name = name or config.name
         if not _NAME.match(self.name):
             raise InvalidToolNameError(
-                f"external tool {config.id!r}: name {self.name!r} must match "
-                "^[a-zA-Z0-9_-]{1,64}$"
+                f"external tool {config.id!r}: name {self.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
             )
         self.version = config.version
         if action is not None:

@@ -5,7 +5,9 @@ Each action is an :class:`~tools.external.config.HTTPEndpoint`. Calls retry (ten
 :attr:`HTTPConfig.retry_after_cap`). Status codes map to error types: 401/403 ->
 ``permission_denied``; 400/404/422 -> ``validation_error`` with the server's message; 429/5xx
 after the last attempt -> ``upstream_error`` (retryable); other 4xx -> ``upstream_error``;
-timeouts -> ``timeout``. Successful output is parsed JSON (or text) in ``data``, and a short
+timeouts -> ``timeout``. Redirects are followed unless the secret travels in a custom header
+(requests only strips ``Authorization`` across hosts); an unfollowed 3xx is an
+``upstream_error``. Successful output is parsed JSON (or text) in ``data``, and a short
 markdown rendering of it is put in ``metadata["markdown"]``.
 """
 
@@ -26,7 +28,7 @@ from tenacity import (
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
-    stop_after_delay,
+    stop_before_delay,
     wait_exponential,
 )
 
@@ -49,7 +51,6 @@ logger = logging.getLogger(__name__)
 
 MAX_SERVER_MESSAGE = 500
 _QUERY_METHODS = frozenset({"GET", "DELETE", "HEAD"})
-_backoff = wait_exponential(multiplier=0.5, max=8.0)
 
 
 class _RetryableStatus(Exception):
@@ -175,9 +176,7 @@ class HTTPAdapter:
         try:
             return self._execute(tool_id, action, params, timeout)
         except ToolError as exc:
-            return ToolResult.failure(
-                exc.error_type, exc.message, retryable=exc.retryable, details=exc.details
-            )
+            return ToolResult.failure(exc.error_type, exc.message, retryable=exc.retryable, details=exc.details)
 
     def _execute(
         self, tool_id: str, action: str | None, params: Mapping[str, Any], timeout: float | None
@@ -224,14 +223,17 @@ class HTTPAdapter:
         return ToolResult.success(redactor.data(data), metadata=meta)
 
     def _retrying(self, http: HTTPConfig, budget: float) -> Retrying:
+        backoff = wait_exponential(multiplier=0.5, max=8.0)
+
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
             if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
                 return exc.retry_after
-            return float(_backoff(state))
+            return float(backoff(state))
 
         return Retrying(
-            stop=stop_after_attempt(http.max_attempts) | stop_after_delay(budget),
+            # stop_before_delay: give up when the next wait would end past the budget.
+            stop=stop_after_attempt(http.max_attempts) | stop_before_delay(budget),
             wait=wait,
             retry=retry_if_exception_type((_RetryableStatus, requests.ConnectionError)),
             reraise=True,
@@ -273,11 +275,12 @@ class _Call:
         budget: float,
     ) -> tuple[int, str, bytes, bool, int]:
         tool = self.config.name
+        deadline = time.monotonic() + budget
         try:
             for attempt in self.retrying:
                 with attempt:
                     self.attempts += 1
-                    status, ctype, raw, cut = self._once(url, query, body, headers, budget)
+                    status, ctype, raw, cut = self._once(url, query, body, headers, deadline)
         except _RetryableStatus as exc:
             raise UpstreamError(
                 f"Tool '{tool}': the API is unavailable (HTTP {exc.status}) after "
@@ -288,9 +291,7 @@ class _Call:
             raise ToolTimeoutError(f"Tool '{tool}': the API did not answer in time.") from None
         except requests.RequestException as exc:
             logger.info("tool %s: %s failed: %s", self.config.id, self.label, type(exc).__name__)
-            raise UpstreamError(
-                f"Tool '{tool}': could not reach the API ({type(exc).__name__})."
-            ) from None
+            raise UpstreamError(f"Tool '{tool}': could not reach the API ({type(exc).__name__}).") from None
         return status, ctype, raw, cut, self.attempts
 
     def _once(
@@ -299,9 +300,10 @@ class _Call:
         query: dict[str, Any],
         body: dict[str, Any] | None,
         headers: dict[str, str],
-        budget: float,
+        deadline: float,
     ) -> tuple[int, str, bytes, bool]:
-        per_attempt = min(self.http.timeout, budget)
+        # Each attempt gets what is left of the call's budget (at least a moment to connect).
+        per_attempt = max(0.05, min(self.http.timeout, deadline - time.monotonic()))
         with self.session.request(
             self.endpoint.method,
             url,
@@ -311,7 +313,7 @@ class _Call:
             timeout=per_attempt,
             stream=True,
             verify=self.http.verify_tls,
-            allow_redirects=True,
+            allow_redirects=self._follow_redirects(),
         ) as resp:
             raw, cut = _read_capped(resp, self.http.max_response_bytes)
             status = resp.status_code
@@ -324,7 +326,20 @@ class _Call:
                 raise _RetryableStatus(status, retry_after, _server_message(raw, self.redactor))
             if status >= 400:
                 self._raise_for_client_error(status, raw)
+            if 300 <= status < 400:
+                raise UpstreamError(
+                    f"Tool '{self.config.name}': the API redirected (HTTP {status}); redirects "
+                    "are not followed for this tool. Tell the user the endpoint moved.",
+                    retryable=False,
+                    details={"http_status": status},
+                )
             return status, resp.headers.get("Content-Type", ""), raw, cut
+
+    def _follow_redirects(self) -> bool:
+        # requests drops 'Authorization' when a redirect leaves the host, but not custom
+        # headers: with a secret in one, never follow a redirect.
+        auth = self.config.auth
+        return auth is None or auth.header.lower() == "authorization"
 
     def _raise_for_client_error(self, status: int, raw: bytes) -> None:
         tool = self.config.name
@@ -396,9 +411,7 @@ def _split_params(
 
 
 def _decode(endpoint: HTTPEndpoint, content_type: str, raw: bytes, cut: bool, tool: str) -> Any:
-    wants_json = endpoint.output == "json" or (
-        endpoint.output == "auto" and "json" in content_type.lower()
-    )
+    wants_json = endpoint.output == "json" or (endpoint.output == "auto" and "json" in content_type.lower())
     if wants_json:
         if cut:
             raise UpstreamError(
@@ -411,7 +424,5 @@ def _decode(endpoint: HTTPEndpoint, content_type: str, raw: bytes, cut: bool, to
         try:
             return json.loads(raw)
         except ValueError:
-            raise UpstreamError(
-                f"Tool '{tool}': the API answered with invalid JSON.", retryable=False
-            ) from None
+            raise UpstreamError(f"Tool '{tool}': the API answered with invalid JSON.", retryable=False) from None
     return raw.decode("utf-8", "replace")

@@ -3,6 +3,7 @@ and a /proc scan for leftover processes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -54,13 +55,16 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             seen = Seen(self.command, self.path, dict(self.headers), self.rfile.read(length))
             server.seen.append(seen)
             handler = server.routes.get(f"{self.command} {self.path.split('?')[0]}")
-            status, headers, body = handler(seen) if handler else (404, {}, b'{"message": "no route"}')
+            status, headers, body = (
+                handler(seen) if handler else (404, {}, b'{"message": "no route"}')
+            )
             self.send_response(status)
             for key, value in {"Content-Type": "application/json", **headers}.items():
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(body)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
@@ -93,12 +97,14 @@ ScriptMaker = Callable[..., Path]
 def make_script(tmp_path: Path) -> ScriptMaker:
     """Write an executable Python script: ``make_script("name", body, directory=None)``."""
 
-    def make(name: str, body: str, directory: Path | None = None, mode: int = 0o755) -> Path:
+    def make(
+        name: str, body: str, directory: Path | None = None, mode: int = 0o755, flags: str = ""
+    ) -> Path:
         folder = directory or tmp_path
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
         tmp = folder / f".{name}.tmp"
-        tmp.write_text(f"#!{sys.executable}\n{body}")
+        tmp.write_text(f"#!{sys.executable}{' ' + flags if flags else ''}\n{body}")
         tmp.chmod(mode)
         os.replace(tmp, path)  # appear atomically, as an install would
         return path

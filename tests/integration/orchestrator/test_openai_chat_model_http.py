@@ -222,3 +222,22 @@ def test_read_timeout_is_not_retried() -> None:
         with pytest.raises(ChatModelConnectionError, match=r"did not answer within 0\.2s"):
             model.chat([{"role": "user", "content": "hi"}])
         assert sleeps.calls == []
+
+
+def test_null_assistant_content_is_sent_the_way_every_server_accepts(
+    scripted_server: Any,
+) -> None:
+    scripted_server.add(completion({"role": "assistant", "content": "fine"}))
+    call = {"id": "c", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+    conversation = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "{}"},
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "and?"},
+    ]
+    make_model(scripted_server).chat(conversation)
+    sent = scripted_server.requests[0].body["messages"]
+    assert sent[1] == {"role": "assistant", "tool_calls": [call]}
+    assert sent[3] == {"role": "assistant", "content": ""}
+    assert conversation[1]["content"] is None  # the caller's list is untouched

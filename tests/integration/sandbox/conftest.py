@@ -5,25 +5,42 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tools.builtin.code_executor import LocalSandbox, SandboxLimits
 
+#: The uid LocalSandbox runs programs as when the tests run as root.
+SANDBOX_UID = 65534 if os.geteuid() == 0 else None
 
-def processes_under(prefix: str) -> list[tuple[int, str]]:
-    """Live processes whose cwd or command line mentions ``prefix`` (a /proc scan)."""
+
+def boot_ticks() -> int:
+    """Now, in the clock ticks since boot that /proc/<pid>/stat uses for start times."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+def processes_under(
+    prefix: str, *, uid: int | None = None, since: int | None = None
+) -> list[tuple[int, str]]:
+    """Live processes of sandbox sessions (a /proc scan).
+
+    A process counts when its cwd or command line mentions ``prefix``, or when it runs as
+    ``uid`` and started at or after ``since`` (boot ticks): that catches background
+    processes that changed directory and run another program.
+    """
     found: list[tuple[int, str]] = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split()[0]
-            if state == b"Z":  # a zombie is already dead; its parent reaps it
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if fields[0] == b"Z":  # a zombie is already dead; its parent reaps it
                 continue
+            owner = os.stat(f"/proc/{entry.name}").st_uid
             cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ")
             try:
                 cwd = os.readlink(f"/proc/{entry.name}/cwd")
@@ -32,9 +49,16 @@ def processes_under(prefix: str) -> list[tuple[int, str]]:
         except (OSError, IndexError):
             continue
         text = cmdline.decode("utf-8", "replace")
-        if prefix in cwd or prefix in text:
+        recent = since is not None and int(fields[19]) >= since
+        if prefix in cwd or prefix in text or (owner == uid and recent):
             found.append((int(entry.name), text[:200]))
     return found
+
+
+@pytest.fixture
+def scan_processes() -> Callable[[str], list[tuple[int, str]]]:
+    """The /proc scan used by the leftover check, for tests that check it."""
+    return processes_under
 
 
 @pytest.fixture
@@ -46,9 +70,10 @@ def sandbox_root() -> Iterator[Path]:
     """
     root = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-test-"))
     root.chmod(0o711)
+    started = boot_ticks()
     try:
         yield root
-        leftovers = processes_under(str(root))
+        leftovers = processes_under(str(root), uid=SANDBOX_UID, since=started)
         assert leftovers == [], f"sandbox processes outlived the call: {leftovers}"
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -16,7 +16,8 @@ ROOT = os.geteuid() == 0
 
 
 def test_infinite_loop_is_killed_at_the_timeout(sandbox: LocalSandbox) -> None:
-    result = sandbox.run("while True:\n    pass\n", timeout_seconds=1)
+    result = sandbox.run("print('before')\nwhile True:\n    pass\n", timeout_seconds=1)
+    assert result.stdout == "before\n"  # printed before the kill, so kept
     assert result.timed_out is True
     assert result.killed is True
     assert result.signal == "SIGKILL"
@@ -35,12 +36,7 @@ def test_cpu_limit_ends_a_busy_program_with_sigxcpu(sandbox_root: Path) -> None:
 
 def test_fork_bomb_is_contained_and_leaves_no_process(sandbox: LocalSandbox) -> None:
     code = (
-        "import os\n"
-        "while True:\n"
-        "    try:\n"
-        "        os.fork()\n"
-        "    except OSError:\n"
-        "        pass\n"
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
     )
     result = sandbox.run(code, timeout_seconds=2)
     assert result.timed_out is True
@@ -143,12 +139,12 @@ def test_background_shell_job_holding_stdout_does_not_block(sandbox: LocalSandbo
 
 
 @pytest.fixture
-def private_file(sandbox_root: Path) -> Iterator[Path]:
+def private_file(sandbox_root: Path) -> Path:
     """A file next to the sandbox working dirs that only root may read."""
     secret = sandbox_root / "secret.txt"
     secret.write_text("top secret")
     secret.chmod(0o600)
-    yield secret
+    return secret
 
 
 @pytest.mark.skipif(not ROOT, reason="the uid drop (and so file isolation) needs root")
@@ -167,8 +163,52 @@ def test_relative_path_escapes_cannot_read_or_write_outside(
         "        print(action, type(exc).__name__)\n"
     )
     result = sandbox.run(code)
-    assert result.stdout == "read PermissionError\nwrite PermissionError\n"
+    # With a private filesystem '..' is an empty tmpfs dir (FileNotFoundError, and the write
+    # lands in the throwaway tmpfs); without, the uid drop denies both.
+    if result.isolation["filesystem"]:
+        assert result.stdout.startswith("read FileNotFoundError\n")
+    else:
+        assert result.stdout == "read PermissionError\nwrite PermissionError\n"
+    assert "top secret" not in result.stdout
     assert not (sandbox_root / "escape.txt").exists()
+
+
+def test_writes_outside_the_working_dir_never_reach_the_disk(
+    sandbox: LocalSandbox, sandbox_root: Path
+) -> None:
+    marker = f"tooldeck-escape-{os.getpid()}"
+    code = f"open('/tmp/{marker}', 'w').write('x')\nprint('written')\n"
+    result = sandbox.run(code)
+    if not result.isolation["filesystem"]:
+        pytest.skip("no mount namespace on this machine")
+    assert result.stdout == "written\n"
+    assert not Path("/tmp", marker).exists()
+
+
+def test_many_small_files_are_bounded_by_the_private_disk(sandbox_root: Path) -> None:
+    box = LocalSandbox(limits=SandboxLimits(disk_mb=8, file_size_mb=4), temp_root=str(sandbox_root))
+    code = (
+        "chunk = b'0' * (1 << 20)\n"
+        "try:\n"
+        "    for i in range(100):\n"
+        "        with open(f'f{i}', 'wb') as f:\n"
+        "            f.write(chunk * 2)\n"
+        "except OSError as exc:\n"
+        "    print(exc.strerror, i)\n"
+    )
+    result = box.run(code)
+    if not result.isolation["filesystem"]:
+        pytest.skip("no mount namespace on this machine")
+    assert result.stdout.startswith("No space left on device ")
+    assert int(result.stdout.split()[-1]) <= 4
+
+
+def test_proc_shows_only_the_sandbox_processes(sandbox: LocalSandbox) -> None:
+    code = "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
+    result = sandbox.run(code)
+    if not (result.isolation["filesystem"] and result.isolation["pid_namespace"]):
+        pytest.skip("no mount and PID namespaces on this machine")
+    assert result.stdout == "[1, 2]\n"
 
 
 def test_working_directory_is_fresh_and_removed(sandbox: LocalSandbox) -> None:
@@ -232,9 +272,7 @@ def test_socket_is_blocked_or_reported(sandbox: LocalSandbox, listener: int) -> 
         assert result.isolation["network"] is False
 
 
-def test_without_network_isolation_the_socket_connects(
-    sandbox_root: Path, listener: int
-) -> None:
+def test_without_network_isolation_the_socket_connects(sandbox_root: Path, listener: int) -> None:
     open_box = LocalSandbox(isolate_network=False, temp_root=str(sandbox_root))
     result = open_box.run(CONNECT.format(port=listener))
     assert result.network_isolated is False

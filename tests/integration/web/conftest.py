@@ -57,7 +57,9 @@ class Scripted:
     queues: dict[str, list[tuple[int, dict[str, str], bytes]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def push(self, path: str, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    def push(
+        self, path: str, status: int, body: bytes, headers: dict[str, str] | None = None
+    ) -> None:
         with self.lock:
             self.queues.setdefault(path, []).append((status, headers or {}, body))
 
@@ -140,7 +142,9 @@ def _make_handler(
             self._send(200, (body + "</body></html>").encode(), "text/html; charset=utf-8")
 
         def plain(self) -> None:
-            self._send(200, "Plain text with ünïcode.\nLine two.".encode(), "text/plain; charset=utf-8")
+            self._send(
+                200, "Plain text with ünïcode.\nLine two.".encode(), "text/plain; charset=utf-8"
+            )
 
         def latin1(self) -> None:
             body = "<html><head><title>Café</title></head><body><p>Crème brûlée à Paris, "
@@ -232,18 +236,26 @@ def _make_handler(
         "/server-error": Handler.server_error,
         "/huge": Handler.huge,
         "/slow-drip": Handler.slow_drip,
+        "/slow/search": Handler.slow_drip,
         "/res/v1/web/search": Handler.brave,
         "/search": Handler.searxng,
     }
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that hang up (size limits, deadlines, keep-alive) are expected here.
+        return
+
+
 @pytest.fixture
 def local_server() -> Iterator[LocalServer]:
     """A ThreadingHTTPServer on 127.0.0.1 with a fresh request log."""
     recorder, scripted, stop_event = Recorder(), Scripted(), threading.Event()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(recorder, scripted, stop_event))
-    server.daemon_threads = True
+    server = _QuietServer(("127.0.0.1", 0), _make_handler(recorder, scripted, stop_event))
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
     )

@@ -160,14 +160,15 @@ def test_unreachable_service_is_retried_then_reported() -> None:
 def test_timeout_is_reported_as_timeout(local_server: LocalServer) -> None:
     # The slow-drip route sends headers at once, then one byte per 20 ms: a read timeout
     # of 10 ms expires while the body is read.
+    sleeps = Sleeps()
     backend = SearxngSearchBackend(
-        local_server.base_url,
+        local_server.url("/slow"),
         options=HttpOptions(read_timeout=0.01, max_attempts=2, initial_wait=0.0, max_wait=0.0),
-        sleep=Sleeps(),
+        sleep=sleeps,
     )
-    backend._endpoint = local_server.url("/slow-drip")
-    with pytest.raises((ToolTimeoutError, UpstreamError)):
+    with pytest.raises(ToolTimeoutError, match="SearXNG did not answer in time"):
         backend.search("solar", count=3)
+    assert len(sleeps.calls) == 1
 
 
 def test_searxng_results_are_parsed_and_deduplicated(local_server: LocalServer) -> None:
@@ -186,7 +187,7 @@ def test_searxng_results_are_parsed_and_deduplicated(local_server: LocalServer) 
 
 def test_searxng_without_json_format_explains_the_setting(local_server: LocalServer) -> None:
     local_server.scripted.push("/search", 403, b"Forbidden", {"Content-Type": "text/html"})
-    with pytest.raises(UpstreamError, match="search.formats") as info:
+    with pytest.raises(UpstreamError, match=r"search\.formats") as info:
         _searxng(local_server).search("solar", count=3)
     assert info.value.retryable is False
 

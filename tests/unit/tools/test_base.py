@@ -53,7 +53,7 @@ def test_types_new_class_works() -> None:
         ns["execute_internal"] = lambda self, request: {"city": request.city}
 
     cls = types.new_class("Dyn", (BaseTool[WeatherRequest, Any],), {}, body)
-    assert cls.RequestModel is WeatherRequest
+    assert getattr(cls, "RequestModel", None) is WeatherRequest
     assert cls()(city="Oslo")["data"] == {"city": "Oslo"}
 
 
@@ -78,7 +78,12 @@ def test_field_errors_name_path_expected_and_got() -> None:
     assert "home.city: required argument is missing" in message
     assert "errors.pydantic.dev" not in message and "For further information" not in message
     assert "Accepted arguments: city (string, required)" in message
-    assert [e["field"] for e in out["details"]["errors"]] == ["units", "days", "home.city", "home.zip_code"]
+    assert [e["field"] for e in out["details"]["errors"]] == [
+        "units",
+        "days",
+        "home.city",
+        "home.zip_code",
+    ]
 
 
 def test_missing_and_unknown_arguments_are_named() -> None:
@@ -225,7 +230,7 @@ def test_raw_arguments() -> None:
     assert asyncio.run(tool.aexecute_raw("nope")).error is not None
 
 
-HANDWRITTEN = {
+HANDWRITTEN: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "minLength": 1, "description": "What to search for."},
@@ -274,7 +279,10 @@ def test_invalid_parameters_schema_fails_at_class_creation() -> None:
         )
     with pytest.raises(ToolDefinitionError, match="must describe an object"):
         types.new_class(
-            "Arr", (BaseTool[dict[str, Any], Any],), {}, lambda ns: ns.update(name="arr", parameters={"type": "array"})
+            "Arr",
+            (BaseTool[dict[str, Any], Any],),
+            {},
+            lambda ns: ns.update(name="arr", parameters={"type": "array"}),
         )
 
 

@@ -100,8 +100,7 @@ def test_flat_schema(admin: ModuleAdmin) -> None:
             "action": {
                 "type": "string",
                 "enum": ["list", "enable"],
-                "description": "The action to perform. 'list': List installed modules. "
-                "'enable': Enable a module.",
+                "description": "The action to perform. 'list': List installed modules. 'enable': Enable a module.",
             },
             "prefix": {
                 "anyOf": [{"type": "string"}, {"type": "null"}],
@@ -109,7 +108,11 @@ def test_flat_schema(admin: ModuleAdmin) -> None:
                 "description": "Only names starting with this. Used by action list (optional).",
             },
             "module": {"type": "string", "description": "Module name. Used by action enable."},
-            "force": {"type": "boolean", "default": False, "description": "Used by action enable (optional)."},
+            "force": {
+                "type": "boolean",
+                "default": False,
+                "description": "Used by action enable (optional).",
+            },
         },
         "required": ["action"],
         "additionalProperties": False,

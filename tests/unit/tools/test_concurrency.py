@@ -45,11 +45,9 @@ async def test_sync_tools_run_in_worker_threads_without_blocking_the_loop() -> N
             await asyncio.sleep(0.005)
             ticks += 1
 
-    results = await asyncio.gather(
-        registry.acall_tool("recorder"), registry.acall_tool("recorder"), ticker()
-    )
+    results = await asyncio.gather(registry.acall_tool("recorder"), registry.acall_tool("recorder"), ticker())
     loop_thread = threading.get_ident()
-    workers = {results[0].data, results[1].data}  # type: ignore[union-attr]
+    workers = {results[0].data, results[1].data}
     assert loop_thread not in workers and len(workers) == 2
     assert ticks > 0
     assert (await registry.acall_tool("loop_bound")).data == loop_thread

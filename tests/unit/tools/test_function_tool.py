@@ -85,7 +85,11 @@ def test_numpy_untyped_uses_docstring_types() -> None:
     schema = tool.input_schema()
     assert tool.description == "Scale a number."
     assert schema["properties"]["x"] == {"type": "number", "description": "The number to scale."}
-    assert schema["properties"]["scale"] == {"type": "number", "default": 2.0, "description": "The factor."}
+    assert schema["properties"]["scale"] == {
+        "type": "number",
+        "default": 2.0,
+        "description": "The factor.",
+    }
     assert tool(x=2)["data"] == 4.0
     assert tool(x="two")["error_type"] == "validation_error"
 

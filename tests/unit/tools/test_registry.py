@@ -58,7 +58,9 @@ def test_container_protocol(registry: LocalToolRegistry) -> None:
     assert isinstance(registry.tool("add"), AddTool)
 
 
-def test_every_call_path_gives_the_same_envelope_and_is_metered(registry: LocalToolRegistry) -> None:
+def test_every_call_path_gives_the_same_envelope_and_is_metered(
+    registry: LocalToolRegistry,
+) -> None:
     bound = registry.get("add")
     assert bound is not None
     outs = [
@@ -132,7 +134,11 @@ def test_parameters_override(registry: LocalToolRegistry) -> None:
     }
     registry.register(registry.tool("add"), name="add_custom", parameters=params)  # type: ignore[arg-type]
     exported = registry.to_anthropic_tools()[1]
-    assert exported == {"name": "add_custom", "description": "Add two integers.", "input_schema": params}
+    assert exported == {
+        "name": "add_custom",
+        "description": "Add two integers.",
+        "input_schema": params,
+    }
 
 
 def test_export_formats_whole(registry: LocalToolRegistry) -> None:
@@ -146,7 +152,10 @@ def test_export_formats_whole(registry: LocalToolRegistry) -> None:
         "additionalProperties": False,
     }
     assert registry.to_openai_tools() == [
-        {"type": "function", "function": {"name": "add", "description": "Add two integers.", "parameters": params}}
+        {
+            "type": "function",
+            "function": {"name": "add", "description": "Add two integers.", "parameters": params},
+        }
     ]
     assert registry.to_anthropic_tools() == [
         {"name": "add", "description": "Add two integers.", "input_schema": params}
@@ -168,7 +177,10 @@ def test_export_formats_whole(registry: LocalToolRegistry) -> None:
                     "type": "object",
                     "properties": {
                         "a": {"type": "integer", "description": "First addend."},
-                        "b": {"type": ["integer", "null"], "description": "Second addend. Defaults to 0."},
+                        "b": {
+                            "type": ["integer", "null"],
+                            "description": "Second addend. Defaults to 0.",
+                        },
                     },
                     "required": ["a", "b"],
                     "additionalProperties": False,

@@ -143,7 +143,10 @@ async def test_async_retry_uses_async_sleep() -> None:
         sleeps.append(seconds)
 
     registry = LocalToolRegistry(async_sleep=fake_sleep)
-    registry.register(Scripted([UpstreamError("x")]), retry=RetryPolicy(max_attempts=2, initial_delay=0.25, jitter=0))
+    registry.register(
+        Scripted([UpstreamError("x")]),
+        retry=RetryPolicy(max_attempts=2, initial_delay=0.25, jitter=0),
+    )
     result = await registry.acall_tool("scripted")
     assert result.ok and result.metadata["attempts"] == 2 and sleeps == [0.25]
 

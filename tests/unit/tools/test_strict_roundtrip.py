@@ -81,9 +81,7 @@ def test_strict_schema_has_every_field_required_nullable_and_no_default(
 
 
 @pytest.mark.parametrize("field", [f for f in Everything.model_fields if f != "query"])
-def test_null_for_each_default_kind_round_trips(
-    exported: tuple[LocalToolRegistry, dict[str, Any]], field: str
-) -> None:
+def test_null_for_each_default_kind_round_trips(exported: tuple[LocalToolRegistry, dict[str, Any]], field: str) -> None:
     registry, schema = exported
     call = {name: (None if name != "query" else "q") for name in Everything.model_fields}
     assert not list(Draft202012Validator(schema).iter_errors(call))  # the model may send it

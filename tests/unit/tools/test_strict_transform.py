@@ -171,9 +171,7 @@ def test_discriminated_union_becomes_anyof_and_keeps_its_tag_required() -> None:
                         "lives": {"type": ["integer", "null"], "description": "Defaults to 9."},
                     }
                 ),
-                "Dog": obj(
-                    {"kind": {"type": "string", "const": "dog"}, "good": {"type": "boolean"}}
-                ),
+                "Dog": obj({"kind": {"type": "string", "const": "dog"}, "good": {"type": "boolean"}}),
             }
         },
     )
@@ -214,9 +212,7 @@ def test_recursive_root_model_is_inlined_at_the_root() -> None:
     out = strict(schema)
     assert out["type"] == "object"
     assert out["required"] == ["value", "children"]
-    assert out["$defs"]["Node"]["properties"]["children"]["anyOf"][0]["items"] == {
-        "$ref": "#/$defs/Node"
-    }
+    assert out["$defs"]["Node"]["properties"]["children"]["anyOf"][0]["items"] == {"$ref": "#/$defs/Node"}
 
 
 class Constrained(BaseModel):
@@ -391,9 +387,7 @@ def test_type_lists_untyped_objects_and_multi_types() -> None:
         {
             "a": {"type": ["string", "null"]},
             "b": {"type": ["string", "null"], "description": "B"},
-            "c": {
-                "anyOf": [{"type": "string", "pattern": "^x"}, {"type": "integer", "minimum": 1}]
-            },
+            "c": {"anyOf": [{"type": "string", "pattern": "^x"}, {"type": "integer", "minimum": 1}]},
             "d": {"anyOf": [{"type": "string"}, {"type": "integer"}, NULL]},
             "e": {"anyOf": [obj({"x": {"type": "number"}}), NULL]},
         }
@@ -427,9 +421,7 @@ def test_oneof_becomes_anyof_and_nested_unions_flatten() -> None:
 def test_union_siblings_are_pushed_into_branches() -> None:
     schema = {
         "type": "object",
-        "properties": {
-            "when": {"type": "string", "anyOf": [{"format": "date"}, {"format": "time"}]}
-        },
+        "properties": {"when": {"type": "string", "anyOf": [{"format": "date"}, {"format": "time"}]}},
         "required": ["when"],
     }
     assert strict(schema) == obj(
@@ -513,9 +505,7 @@ def test_nullable_required_and_enum_with_null_stay() -> None:
         ({"type": "object", "additionalProperties": False}, obj({})),
     ],
 )
-def test_root_without_properties_is_an_empty_object(
-    schema: dict[str, Any], expected: dict[str, Any]
-) -> None:
+def test_root_without_properties_is_an_empty_object(schema: dict[str, Any], expected: dict[str, Any]) -> None:
     assert strict(schema) == expected
 
 
@@ -540,9 +530,7 @@ def test_recursive_def_inlined_with_a_description_keeps_the_ref() -> None:
     # the outer use is inlined; inside it, inlining again would never end: a bare $ref
     # (the description of that inner use is lost, the schema stays valid)
     n_body = obj({"next": {"$ref": "#/$defs/N"}})
-    assert strict(schema) == obj(
-        {"n": {**n_body, "description": "Top"}}, **{"$defs": {"N": n_body}}
-    )
+    assert strict(schema) == obj({"n": {**n_body, "description": "Top"}}, **{"$defs": {"N": n_body}})
 
 
 def test_odd_defaults_are_described_safely() -> None:

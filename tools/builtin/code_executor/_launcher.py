@@ -4,13 +4,15 @@ Run as ``python -I -S _launcher.py CONFIG_JSON`` by :class:`LocalSandbox`, never
 by the parent. It is self-contained (stdlib only) so it starts fast and doesn't depend on
 ``sys.path``. Steps:
 
-1. Try to enter new network and PID namespaces (``unshare(2)``; as non-root inside a new
-   user namespace that maps the caller's uid to itself). Whatever worked is reported as one
-   JSON line on the status file descriptor.
+1. Try to enter new network, PID and mount namespaces (``unshare(2)``; as non-root inside
+   a new user namespace that maps the caller's uid to itself). Whatever worked is reported
+   as one JSON line on the status file descriptor.
 2. With a PID namespace, fork: the child is PID 1 of the namespace and reaps; when the
    program exits, PID 1 exits and the kernel kills every process left in the namespace,
    including ones that left the process group with ``setsid``.
-3. The program's process sets resource limits, drops to an unprivileged uid when the
+3. With a mount namespace, give /tmp, /var/tmp, /dev/shm and the working directory private,
+   size-limited tmpfs mounts (and a /proc of the new PID namespace).
+4. The program's process sets resource limits, drops to an unprivileged uid when the
    launcher runs as root, changes into the working directory and ``execve``\\ s the
    interpreter with the scrubbed environment.
 
@@ -44,9 +46,25 @@ _RLIMITS = {
 }
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+#: Directories any user may write to; each gets a private, size-limited tmpfs.
+_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - hiding them is the point
+
+
 def _unshare(flags: int) -> bool:
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.unshare(flags)) == 0
+    return int(_LIBC.unshare(flags)) == 0
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    result = _LIBC.mount(
+        source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+        data.encode() if data else None,
+    )  # fmt: skip
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
 def _write_file(path: str, text: str) -> None:
@@ -57,30 +75,70 @@ def _write_file(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _enter_namespaces(want_net: bool, want_pid: bool) -> dict[str, bool]:
-    """Enter new net/pid namespaces where the kernel allows; report what worked."""
+def _enter_namespaces(want: dict[str, bool]) -> dict[str, bool]:
+    """Enter new net/pid/mount namespaces where the kernel allows; report what worked."""
     uid, gid = os.geteuid(), os.getegid()
     user_ns = 0 if uid == 0 else CLONE_NEWUSER
-    attempts: list[tuple[bool, bool]] = []
-    if want_net and want_pid:
-        attempts.append((True, True))
-    if want_net:
-        attempts.append((True, False))
-    if want_pid:
-        attempts.append((False, True))
-    for net, pid in attempts:
-        flags = user_ns | (CLONE_NEWNET if net else 0) | (CLONE_NEWPID if pid else 0)
-        if not _unshare(flags):
+    bits = {"net": CLONE_NEWNET, "pid": CLONE_NEWPID, "fs": CLONE_NEWNS}
+    wanted = [name for name in ("net", "pid", "fs") if want.get(name)]
+    # Most isolation first; then give up the mount namespace, then the others.
+    attempts = [wanted, [n for n in wanted if n != "fs"], *([n] for n in wanted), []]
+    for names in attempts:
+        flags = user_ns if names else 0
+        for name in names:
+            flags |= bits[name]
+        if flags and not _unshare(flags):
             continue
-        if user_ns:
+        if flags and user_ns:
             try:
                 _write_file("/proc/self/setgroups", "deny")
                 _write_file("/proc/self/uid_map", f"{uid} {uid} 1")
                 _write_file("/proc/self/gid_map", f"{gid} {gid} 1")
             except OSError:
-                return {"net": False, "pid": False}
-        return {"net": net, "pid": pid}
-    return {"net": False, "pid": False}
+                break
+        return {name: name in names for name in bits}
+    return dict.fromkeys(bits, False)
+
+
+def _private_filesystem(config: dict[str, Any], *, new_proc: bool) -> None:
+    """In a new mount namespace: size-limited private scratch dirs and working dir.
+
+    The working dir (usually under /tmp) is recreated on the new tmpfs with the program
+    file copied in, so nothing the program writes reaches the real disk and ``../``
+    leads only to empty directories. With a PID namespace, /proc shows only its processes.
+    """
+    cwd, program = config["cwd"], config["argv"][-1]
+    with open(program, "rb") as handle:
+        source = handle.read()
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    tmpfs = MS_NOSUID | MS_NODEV
+    size = f"size={int(config['disk_mb'])}m,mode=1777"
+    for path in _SCRATCH:
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", tmpfs, size)
+    if os.path.isdir(cwd):
+        _mount("tmpfs", cwd, "tmpfs", tmpfs, size)
+    else:
+        os.makedirs(cwd, mode=0o755)
+    with open(program, "wb") as handle:
+        handle.write(source)
+    uid = config.get("uid")
+    if uid is not None:
+        for path in (cwd, program):
+            os.chown(path, int(uid), int(config["gid"]))
+    os.chmod(cwd, 0o700)
+    if new_proc:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def _setup_filesystem(config: dict[str, Any], isolation: dict[str, bool], status_fd: int) -> None:
+    if not isolation["fs"]:
+        return
+    try:
+        _private_filesystem(config, new_proc=isolation["pid"])
+    except OSError as exc:
+        isolation["fs"] = False
+        os.write(status_fd, (json.dumps({"fs": False, "fs_error": str(exc)}) + "\n").encode())
 
 
 def _exit_like(status: int) -> None:
@@ -123,13 +181,13 @@ def _exec_program(config: dict[str, Any], status_fd: int) -> None:
             os.setgid(int(config["gid"]))
             os.setuid(int(uid))
         os.chdir(config["cwd"])
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        # Python ignores these and ignored signals survive execve: restore the defaults.
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
         os.execve(config["argv"][0], config["argv"], config["env"])  # noqa: S606 - no shell
     except BaseException as exc:  # report anything, the parent decides
         try:
-            os.write(
-                status_fd, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode()
-            )
+            os.write(status_fd, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode())
         finally:
             os._exit(127)
 
@@ -139,16 +197,19 @@ def main() -> None:
     config: dict[str, Any] = json.loads(sys.argv[1])
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
-    isolation = _enter_namespaces(bool(config.get("isolate_net")), bool(config.get("isolate_pid")))
+    wanted = {name: bool(config.get(f"isolate_{name}")) for name in ("net", "pid", "fs")}
+    isolation = _enter_namespaces(wanted)
     if config.get("require_net") and not isolation["net"]:
         isolation["refused"] = True
         os.write(status_fd, (json.dumps(isolation) + "\n").encode())
         os._exit(126)
     os.write(status_fd, (json.dumps(isolation) + "\n").encode())
     if not isolation["pid"]:
+        _setup_filesystem(config, isolation, status_fd)
         _exec_program(config, status_fd)
     init = os.fork()  # the first child is PID 1 of the new namespace
     if init == 0:
+        _setup_filesystem(config, isolation, status_fd)
         program = os.fork()
         if program == 0:
             _exec_program(config, status_fd)

@@ -10,12 +10,16 @@ What is isolated (see ``docs/compute.md`` for the full, honest list):
 - **Resources**: ``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
   ``RLIMIT_NPROC`` (only enforced under an unprivileged uid), a wall-clock timeout, and
   output caps.
-- **Files**: a fresh temporary working directory, removed afterwards; when the parent runs
-  as root, the program runs as an unprivileged uid (``nobody``), so it can't read private
-  files or write outside world-writable directories. World-readable files (``/etc/passwd``)
-  stay readable: there is no mount namespace or chroot.
-- **Environment**: scrubbed to ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and a few
-  interpreter switches; no secrets of the parent leak in.
+- **Files**: a fresh temporary working directory, removed afterwards. With a mount
+  namespace (when the kernel allows it), the working directory, /tmp, /var/tmp and
+  /dev/shm are private, size-limited tmpfs mounts: nothing written reaches the disk, and
+  ``../`` leads only to empty directories. When the parent runs as root, the program runs
+  as an unprivileged uid (``nobody``), so it can't read private files or write anywhere
+  else. World-readable files (``/etc/passwd``, the Python installation) stay readable:
+  there is no chroot.
+- **Environment**: scrubbed to ``PATH``, ``HOME``, ``TMPDIR`` and the locale; no secrets
+  of the parent leak in. Python runs isolated (``-I -S``: no site-packages, no
+  ``PYTHON*`` variables) and unbuffered, so output printed before a kill is kept.
 """
 
 from __future__ import annotations
@@ -76,7 +80,7 @@ def default_interpreters(python: str | None = None) -> dict[str, list[str]]:
     if python is None:
         system = [shutil.which(n, path=_SEARCH_PATH) or "" for n in ("python3", "python")]
         python = _sandbox_python([sys.executable, *system])
-    found: dict[str, list[str]] = {"python": [python, "-I", "-S", "-B"]}
+    found: dict[str, list[str]] = {"python": [python, "-I", "-S", "-B", "-u"]}
     bash = shutil.which("bash", path=_SEARCH_PATH)
     if bash:
         found["bash"] = [bash, "--noprofile", "--norc"]
@@ -104,6 +108,8 @@ class LocalSandbox:
             maximum a caller may ask for).
         interpreters: Language -> argv prefix; default :func:`default_interpreters`.
         isolate_network: Put the program in an empty network namespace when possible.
+        isolate_filesystem: Give the program a private mount namespace with size-limited
+            tmpfs scratch dirs and working dir, when possible.
         require_network_isolation: Refuse to run (``ToolError``) when the network can't be
             isolated on this machine instead of running with ``network_isolated: false``.
         sandbox_uid: The uid (and gid) programs run as when this process is root; ``None``
@@ -118,6 +124,7 @@ class LocalSandbox:
         limits: SandboxLimits | None = None,
         interpreters: Mapping[str, Sequence[str]] | None = None,
         isolate_network: bool = True,
+        isolate_filesystem: bool = True,
         require_network_isolation: bool = False,
         sandbox_uid: int | None = _NOBODY,
         temp_root: str | None = None,
@@ -127,6 +134,7 @@ class LocalSandbox:
         source = default_interpreters() if interpreters is None else interpreters
         self._interpreters = {name: list(argv) for name, argv in source.items()}
         self._isolate_network = isolate_network
+        self._isolate_filesystem = isolate_filesystem
         self._require_network = require_network_isolation
         self._uid = sandbox_uid if os.geteuid() == 0 else None
         self._temp_root = temp_root
@@ -197,9 +205,7 @@ class LocalSandbox:
         if len(code.encode("utf-8", "surrogatepass")) > self.limits.max_code_bytes:
             msg = f"The code is longer than {self.limits.max_code_bytes} bytes; send less code."
             raise InvalidArgumentsError(msg)
-        if stdin is not None and len(stdin.encode("utf-8", "surrogatepass")) > (
-            self.limits.max_stdin_bytes
-        ):
+        if stdin is not None and len(stdin.encode("utf-8", "surrogatepass")) > (self.limits.max_stdin_bytes):
             msg = f"stdin is longer than {self.limits.max_stdin_bytes} bytes."
             raise InvalidArgumentsError(msg)
         return list(self._interpreters[language])
@@ -220,9 +226,6 @@ class LocalSandbox:
             "TMPDIR": str(workdir),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "PYTHONIOENCODING": "utf-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
         }
 
     def _rlimits(self, language: str) -> dict[str, int]:
@@ -241,9 +244,7 @@ class LocalSandbox:
             limits["nproc"] = self.limits.max_processes
         return limits
 
-    def _launch(
-        self, argv: list[str], workdir: Path, language: str, timeout: float
-    ) -> SandboxResult:
+    def _launch(self, argv: list[str], workdir: Path, language: str, timeout: float) -> SandboxResult:
         status_r, status_w = os.pipe()
         config: dict[str, Any] = {
             "argv": argv,
@@ -255,6 +256,8 @@ class LocalSandbox:
             "isolate_net": self._isolate_network,
             "require_net": self._require_network,
             "isolate_pid": True,
+            "isolate_fs": self._isolate_filesystem,
+            "disk_mb": self.limits.disk_mb,
             "status_fd": status_w,
         }
         started = time.monotonic()
@@ -320,10 +323,7 @@ class LocalSandbox:
             msg = f"The sandbox could not start the {language} interpreter ({info['error']})."
             raise ToolError(msg)
         if info.get("refused"):
-            msg = (
-                "The sandbox requires network isolation, which this machine does not allow; "
-                "code was not run."
-            )
+            msg = "The sandbox requires network isolation, which this machine does not allow; code was not run."
             raise ToolError(msg)
         exit_code = returncode
         if isinstance(info.get("wait_status"), int):
@@ -347,6 +347,7 @@ class LocalSandbox:
             isolation={
                 "network": bool(info.get("net")),
                 "pid_namespace": bool(info.get("pid")),
+                "filesystem": bool(info.get("fs")),
                 "uid": self._uid,
             },
         )

@@ -25,6 +25,8 @@ class SandboxLimits:
         max_processes: Processes the sandbox user may own (``RLIMIT_NPROC``); only
             enforced when the sandbox runs under its own uid (the launcher runs as root).
         max_open_files: Open file descriptors per process (``RLIMIT_NOFILE``).
+        disk_mb: Size of each private tmpfs (working dir, /tmp, /var/tmp, /dev/shm) when
+            the filesystem can be isolated, in MiB (memory-backed).
         max_output_bytes: Bytes of stdout and of stderr kept in the result; the rest is cut.
         max_drain_bytes: Total output read before the run is killed as runaway.
         max_code_bytes: Largest accepted source code.
@@ -37,6 +39,7 @@ class SandboxLimits:
     file_size_mb: int = 16
     max_processes: int = 64
     max_open_files: int = 64
+    disk_mb: int = 64
     max_output_bytes: int = 64_000
     max_drain_bytes: int = 8_000_000
     max_code_bytes: int = 200_000
@@ -70,7 +73,8 @@ class SandboxResult:
         network_isolated: The program ran in its own, empty network namespace.
         signal: Name of the fatal signal (``"SIGKILL"``, ``"SIGXCPU"``, ...), if any.
         note: A one-line explanation for the model when a limit ended the run.
-        isolation: What isolation was in force (``network``, ``pid_namespace``, ``uid``).
+        isolation: What isolation was in force: ``network``, ``pid_namespace``,
+            ``filesystem`` (private tmpfs working dir and scratch dirs) and ``uid``.
     """
 
     language: str

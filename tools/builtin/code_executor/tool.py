@@ -39,9 +39,7 @@ class CodeExecutionResponse(BaseModel):
     language: str = Field(description="The language the code ran as.")
     stdout: str = Field(description="Standard output (cut when 'truncated').")
     stderr: str = Field(description="Standard error (cut when 'truncated').")
-    exit_code: int | None = Field(
-        description="Exit code; 0 is success, negative -N means killed by signal N."
-    )
+    exit_code: int | None = Field(description="Exit code; 0 is success, negative -N means killed by signal N.")
     duration_ms: float = Field(description="Wall-clock duration of the run.")
     timed_out: bool = Field(description="The time limit was hit and the program killed.")
     killed: bool = Field(description="The program was ended by a signal.")

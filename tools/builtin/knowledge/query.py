@@ -24,6 +24,8 @@ from tools.errors import InvalidArgumentsError
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 32
 
+# Control characters (NUL ends an FTS5 string early) and lone surrogates (not encodable).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit: what the tokenizer indexes
 
@@ -48,11 +50,10 @@ def build_match_expression(query: str) -> str:
         InvalidArgumentsError: When the query is empty, longer than 500 characters, has
             more than 32 terms, or holds no letters or digits.
     """
-    text = query.strip()
+    text = _UNSAFE.sub(" ", query).strip()
     if not text:
         raise InvalidArgumentsError(
-            "The search query is empty. Send the words to look for, e.g. "
-            "query='solar panel efficiency'."
+            "The search query is empty. Send the words to look for, e.g. query='solar panel efficiency'."
         )
     if len(text) > MAX_QUERY_CHARS:
         raise InvalidArgumentsError(
@@ -62,8 +63,7 @@ def build_match_expression(query: str) -> str:
     groups = _parse_groups(text)
     if not groups:
         raise InvalidArgumentsError(
-            "The search query has no letters or digits to search for. Send words, e.g. "
-            "query='tax return 2024'."
+            "The search query has no letters or digits to search for. Send words, e.g. query='tax return 2024'."
         )
     if sum(len(group) for group in groups) > MAX_TERMS:
         raise InvalidArgumentsError(

@@ -23,7 +23,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
 from tools.builtin.knowledge.query import build_match_expression
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeItem, StoreOutcome
 from tools.errors import InvalidArgumentsError
@@ -105,14 +111,12 @@ class SqliteKnowledgeStore:
         self._lock = threading.Lock()
         self._retrying = Retrying(
             stop=stop_after_attempt(max(1, max_attempts)),
-            wait=wait_exponential_jitter(initial=0.01, max=0.5),
+            wait=wait_exponential(multiplier=0.01, max=0.5) + wait_random(0, 0.01),
             retry=retry_if_exception(is_busy_error),
             reraise=True,
             sleep=sleep,
         )
-        self._conn = sqlite3.connect(
-            location, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        self._conn = sqlite3.connect(location, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         self._retrying.copy()(self._initialise)
 
@@ -172,9 +176,7 @@ class SqliteKnowledgeStore:
         rowid = _parse_id(doc_id)
         if rowid is None:
             return False
-        deleted = self._write(
-            lambda conn: conn.execute("DELETE FROM knowledge WHERE id = ?", (rowid,)).rowcount
-        )
+        deleted = self._write(lambda conn: conn.execute("DELETE FROM knowledge WHERE id = ?", (rowid,)).rowcount)
         return bool(deleted)
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -233,9 +235,7 @@ class SqliteKnowledgeStore:
         if rowid is None:
             return None
         row = self._read(
-            lambda conn: conn.execute(
-                "SELECT text, metadata FROM knowledge WHERE id = ?", (rowid,)
-            ).fetchone()
+            lambda conn: conn.execute("SELECT text, metadata FROM knowledge WHERE id = ?", (rowid,)).fetchone()
         )
         return None if row is None else KnowledgeItem(row[0], json.loads(row[1]))
 
@@ -254,7 +254,7 @@ class SqliteKnowledgeStore:
 
 
 def _prepare_row(index: int, item: KnowledgeItem) -> tuple[str, bytes, str]:
-    text = item.text.strip() if isinstance(item.text, str) else ""
+    text = _clean(item.text).strip() if isinstance(item.text, str) else ""
     where = "" if index == 0 else f" (item {index})"
     if not text:
         raise InvalidArgumentsError(f"The text to store is empty{where}. Send the text itself.")
@@ -271,29 +271,28 @@ def _prepare_row(index: int, item: KnowledgeItem) -> tuple[str, bytes, str]:
         raise InvalidArgumentsError(
             f"Metadata must hold only JSON values (text, numbers, true/false, lists){where}."
         ) from exc
+    metadata = _clean(metadata)
     if len(metadata.encode()) > MAX_METADATA_BYTES:
-        raise InvalidArgumentsError(
-            f"Metadata is larger than {MAX_METADATA_BYTES} bytes{where}; keep it short."
-        )
+        raise InvalidArgumentsError(f"Metadata is larger than {MAX_METADATA_BYTES} bytes{where}; keep it short.")
     return text, hashlib.sha256(text.encode()).digest(), metadata
 
 
-def _insert_rows(
-    conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]], now: float
-) -> list[StoreOutcome]:
+def _clean(text: str) -> str:
+    """Replace lone surrogates (which SQLite cannot store) with U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _insert_rows(conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]], now: float) -> list[StoreOutcome]:
     outcomes: list[StoreOutcome] = []
     for text, digest, metadata in rows:
         cursor = conn.execute(
-            "INSERT OR IGNORE INTO knowledge (text, text_hash, metadata, created_at) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO knowledge (text, text_hash, metadata, created_at) VALUES (?, ?, ?, ?)",
             (text, digest, metadata, now),
         )
         if cursor.rowcount == 1 and cursor.lastrowid is not None:
             outcomes.append(StoreOutcome(str(cursor.lastrowid), duplicate=False))
             continue
-        existing = conn.execute(
-            "SELECT id FROM knowledge WHERE text_hash = ?", (digest,)
-        ).fetchone()
+        existing = conn.execute("SELECT id FROM knowledge WHERE text_hash = ?", (digest,)).fetchone()
         outcomes.append(StoreOutcome(str(existing[0]), duplicate=True))
     return outcomes
 
@@ -309,13 +308,9 @@ def _filter_clauses(filters: Mapping[str, FilterValue]) -> tuple[str, list[Any]]
                 f"Filter key {key!r} is not valid: use letters, digits and underscores, "
                 "with dots for nested keys (e.g. 'source' or 'author.name')."
             )
-        if not isinstance(value, str | int | float) or (
-            isinstance(value, float) and not math.isfinite(value)
-        ):
+        if not isinstance(value, str | int | float) or (isinstance(value, float) and not math.isfinite(value)):
             raise InvalidArgumentsError(f"Filter {key!r} needs a text, number or true/false value.")
-        clauses.append(
-            " AND EXISTS (SELECT 1 FROM json_each(k.metadata, ?) AS j WHERE j.value = ?)"
-        )
+        clauses.append(" AND EXISTS (SELECT 1 FROM json_each(k.metadata, ?) AS j WHERE j.value = ?)")
         params.extend([f"$.{key}", value])
     return "".join(clauses), params
 
@@ -324,7 +319,7 @@ def _hit(row: tuple[Any, ...]) -> KnowledgeHit:
     doc_id, text, metadata, created_at, rank, snippet = row
     return KnowledgeHit(
         id=str(doc_id),
-        score=round(-float(rank), 6),
+        score=float(f"{-float(rank):.6g}"),
         snippet=str(snippet),
         text=str(text),
         metadata=json.loads(metadata),

@@ -26,14 +26,11 @@ class StoreKnowledgeRequest(BaseModel):
         description="The fact, note or passage to remember. Make it self-contained: it is "
         "found later by the words it contains.",
     )
-    title: str | None = Field(
-        default=None, max_length=200, description="A short title for the text."
-    )
+    title: str | None = Field(default=None, max_length=200, description="A short title for the text.")
     source: str | None = Field(
         default=None,
         max_length=2_048,
-        description="Where the text comes from (a URL or document name); searches can "
-        "filter by it.",
+        description="Where the text comes from (a URL or document name); searches can filter by it.",
     )
     tags: list[Tag] = Field(
         default_factory=list,
@@ -61,12 +58,8 @@ class SearchKnowledgeRequest(BaseModel):
         "(tax*).",
     )
     limit: int = Field(default=5, ge=1, le=20, description="How many results to return (1-20).")
-    tag: str | None = Field(
-        default=None, max_length=64, description="Only texts stored with this tag."
-    )
-    source: str | None = Field(
-        default=None, max_length=2_048, description="Only texts stored with this exact source."
-    )
+    tag: str | None = Field(default=None, max_length=64, description="Only texts stored with this tag.")
+    source: str | None = Field(default=None, max_length=2_048, description="Only texts stored with this exact source.")
 
 
 class KnowledgeResult(BaseModel):
@@ -155,12 +148,8 @@ class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeRespon
         hits = self._store.search(request.query, limit=request.limit, filters=filters)
         note = None
         if not hits:
-            note = (
-                "Nothing stored matches. Try fewer words, OR between alternatives, or no filters."
-            )
-        return SearchKnowledgeResponse(
-            query=request.query, results=[self._result(hit) for hit in hits], note=note
-        )
+            note = "Nothing stored matches. Try fewer words, OR between alternatives, or no filters."
+        return SearchKnowledgeResponse(query=request.query, results=[self._result(hit) for hit in hits], note=note)
 
     def format_output(self, response: SearchKnowledgeResponse) -> Any:
         """The response without empty fields."""

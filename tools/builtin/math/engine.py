@@ -43,6 +43,7 @@ class MathJob:
         order: Derivative order.
         lower: Lower bound of a definite integral (parsed), or None.
         upper: Upper bound of a definite integral (parsed), or None.
+        show_steps: Do the extra work that only the steps need (factoring, per-term rules).
     """
 
     operation: Operation
@@ -51,6 +52,7 @@ class MathJob:
     order: int = 1
     lower: list[Any] | None = None
     upper: list[Any] | None = None
+    show_steps: bool = False
 
 
 @runtime_checkable

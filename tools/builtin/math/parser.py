@@ -28,9 +28,7 @@ IR = list[Any]
 
 #: Function name -> (min arity, max arity). Names are what the model writes.
 FUNCTIONS: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(
-        ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot"), (1, 1)
-    ),
+    **dict.fromkeys(("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot"), (1, 1)),
     **dict.fromkeys(("sinh", "cosh", "tanh", "asinh", "acosh", "atanh"), (1, 1)),
     **dict.fromkeys(("exp", "ln", "sqrt", "cbrt", "abs", "factorial", "gamma"), (1, 1)),
     **dict.fromkeys(("floor", "ceiling", "ceil", "sign", "re", "im", "conjugate", "arg"), (1, 1)),
@@ -196,7 +194,12 @@ class MathParser:
                 return ["const", node.id]
             if node.id in FUNCTIONS:
                 raise _reject(f"{node.id!r} is a function; call it like {node.id}(x).")
-            return ["sym", self.variable(node.id)]
+            if not _NAME.fullmatch(node.id):
+                raise _reject(
+                    f"{node.id[:40]!r} is not a valid variable name (a letter, then letters, "
+                    "digits or _, at most 32 characters)."
+                )
+            return ["sym", node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             return [_BINOPS[type(node.op)], self._node(node.left), self._node(node.right)]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -297,16 +300,22 @@ class MathParser:
             bound = float(abs(n[1])) if n[0] == "exact" and isinstance(n[1], int) else None
             if bound is None:
                 bound = 10.0 ** min(_log10(n), 400.0)
-            if name == "binomial":
-                digits = bound * 0.302
-            else:
-                digits = bound * math.log10(bound) if bound > 1 else 1.0
+            digits = bound * 0.302 if name == "binomial" else _factorial_digits(bound)
             if digits > self.limits.max_digits:
                 raise self._too_big(digits, f"{name}() of that size")
             return ("mag", digits + 1.0)
         if name in ("exp",):
             return _SYMBOLIC  # stays exp(n) symbolically; numeric values are floats
         return ("mag", max((_log10(arg) for arg in args), default=1.0) + 1.0)
+
+
+def _factorial_digits(n: float) -> float:
+    """Digits of ``n!`` (Stirling for huge ``n``)."""
+    if n < 2:
+        return 1.0
+    if n < 1e15:
+        return math.lgamma(n + 1.0) / math.log(10.0) + 1.0
+    return n * (math.log10(n) - math.log10(math.e))
 
 
 def _leaf_estimate(ir: IR) -> _Estimate:

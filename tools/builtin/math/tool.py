@@ -41,15 +41,9 @@ class MathRequest(BaseModel):
         ),
     )
     order: int = Field(default=1, ge=1, le=10, description="Derivative order (differentiate).")
-    lower: str | None = Field(
-        default=None, description="Lower bound of a definite integral, e.g. '0' (integrate)."
-    )
-    upper: str | None = Field(
-        default=None, description="Upper bound of a definite integral, e.g. 'pi' (integrate)."
-    )
-    show_steps: bool = Field(
-        default=False, description="Also return the intermediate steps of the work."
-    )
+    lower: str | None = Field(default=None, description="Lower bound of a definite integral, e.g. '0' (integrate).")
+    upper: str | None = Field(default=None, description="Upper bound of a definite integral, e.g. 'pi' (integrate).")
+    show_steps: bool = Field(default=False, description="Also return the intermediate steps of the work.")
 
 
 class MathResponse(BaseModel):
@@ -59,12 +53,8 @@ class MathResponse(BaseModel):
     expression: str = Field(description="The input as understood, normalised.")
     result: str = Field(description="The exact result (sympy syntax).")
     latex: str | None = Field(default=None, description="The result as LaTeX.")
-    numeric: float | None = Field(
-        default=None, description="The result as a float, when it is a real number."
-    )
-    decimal: str | None = Field(
-        default=None, description="The result to 15 significant digits (complex numbers too)."
-    )
+    numeric: float | None = Field(default=None, description="The result as a float, when it is a real number.")
+    decimal: str | None = Field(default=None, description="The result to 15 significant digits (complex numbers too).")
     variable: str | None = Field(default=None, description="The variable(s) used.")
     solutions: list[dict[str, str]] | None = Field(
         default=None, description="For solve: each solution as variable -> exact value."
@@ -102,9 +92,7 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
     )
     version = "1.0.0"
 
-    def __init__(
-        self, *, engine: MathEngine | None = None, parser: MathParser | None = None
-    ) -> None:
+    def __init__(self, *, engine: MathEngine | None = None, parser: MathParser | None = None) -> None:
         self._owns_engine = engine is None
         self._engine: MathEngine = engine if engine is not None else SympyWorkerPool()
         self._parser = parser or MathParser()
@@ -158,6 +146,7 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
             order=request.order,
             lower=bounds[0],
             upper=bounds[1],
+            show_steps=request.show_steps,
         )
         return job, "; ".join(to_text(expr) for expr in exprs)
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+import urllib3
 from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 from tools.errors import ToolTimeoutError, UpstreamError
 
@@ -72,7 +74,9 @@ class _RetryAfterWait:
 
     def __init__(self, options: HttpOptions) -> None:
         self._max = options.max_wait
-        self._fallback = wait_exponential_jitter(initial=options.initial_wait, max=options.max_wait)
+        self._fallback = wait_exponential(multiplier=options.initial_wait, max=options.max_wait) + wait_random(
+            0, options.initial_wait
+        )
 
     def __call__(self, state: RetryCallState) -> float:
         outcome = state.outcome
@@ -116,9 +120,7 @@ def get_json(
         sleep=sleep,
     )
     try:
-        body = retrying(
-            _get_once, session, url, label=label, params=params, headers=headers, options=options
-        )
+        body = retrying(_get_once, session, url, label=label, params=params, headers=headers, options=options)
     except _Transient as exc:
         cause = exc.cause
         if isinstance(cause, HttpStatusError):
@@ -174,6 +176,9 @@ def _read_bounded(response: requests.Response, label: str, limit: int) -> bytes:
                 raise UpstreamError(f"{label} sent a response larger than {limit} bytes.")
             chunks.append(chunk)
     except requests.exceptions.RequestException as exc:
+        # requests reports a read timeout while streaming as a ConnectionError.
+        if exc.args and isinstance(exc.args[0], urllib3.exceptions.ReadTimeoutError):
+            raise _Transient(requests.exceptions.ReadTimeout(exc.args[0])) from exc
         raise _Transient(exc) from exc
     return b"".join(chunks)
 

@@ -142,8 +142,8 @@ def blocked_reason(address: IPAddress) -> str | None:
         (address.is_link_local, "a link-local address"),
         (address.is_multicast, "a multicast address"),
         (isinstance(address, ipaddress.IPv4Address) and address in _CGNAT, "a CGNAT address"),
-        (address.is_private, "a private address"),
         (address.is_reserved, "a reserved address"),
+        (address.is_private, "a private address"),
         (not address.is_global, "not a public internet address"),
     )
     for blocked, reason in checks:
@@ -227,8 +227,7 @@ class AddressPolicy:
             raw = self.resolver(host, port)
         except (OSError, UnicodeError) as exc:
             raise InvalidArgumentsError(
-                f"Cannot load {url}: the host name {host!r} does not resolve. "
-                "Check the spelling of the URL.",
+                f"Cannot load {url}: the host name {host!r} does not resolve. Check the spelling of the URL.",
                 retryable=False,
             ) from exc
         addresses: list[IPAddress] = []
@@ -238,17 +237,14 @@ class AddressPolicy:
             except ValueError:
                 continue
         if not addresses:
-            raise InvalidArgumentsError(
-                f"Cannot load {url}: the host name {host!r} has no usable address."
-            )
+            raise InvalidArgumentsError(f"Cannot load {url}: the host name {host!r} has no usable address.")
         return addresses
 
     def _host_allowed(self, host: str) -> bool:
         if host in self.allow_hosts:
             return True
         return any(
-            allowed.startswith(".") and (host.endswith(allowed) or host == allowed[1:])
-            for allowed in self.allow_hosts
+            allowed.startswith(".") and (host.endswith(allowed) or host == allowed[1:]) for allowed in self.allow_hosts
         )
 
     def _vet(self, url: str, address: IPAddress) -> None:
@@ -270,8 +266,7 @@ def _split_url(url: str) -> tuple[str, str, int]:
         port = parts.port
     except ValueError as exc:
         raise InvalidArgumentsError(
-            f"{url!r} is not a valid URL ({exc}). Send an absolute http(s) URL such as "
-            "'https://example.com/page'."
+            f"{url!r} is not a valid URL ({exc}). Send an absolute http(s) URL such as 'https://example.com/page'."
         ) from exc
     scheme = parts.scheme.lower()
     if scheme not in _ALLOWED_SCHEMES:
@@ -282,14 +277,11 @@ def _split_url(url: str) -> tuple[str, str, int]:
         )
     if parts.username is not None or parts.password is not None:
         raise InvalidArgumentsError(
-            "Cannot load a URL that contains a user name or password; remove the "
-            "'user:password@' part."
+            "Cannot load a URL that contains a user name or password; remove the 'user:password@' part."
         )
     host = (parts.hostname or "").rstrip(".")
     if not host or len(host) > _MAX_HOST_CHARS:
-        raise InvalidArgumentsError(
-            f"{url!r} has no valid host. Send an absolute URL such as 'https://example.com/'."
-        )
+        raise InvalidArgumentsError(f"{url!r} has no valid host. Send an absolute URL such as 'https://example.com/'.")
     return scheme, host, port or _DEFAULT_PORTS[scheme]
 
 

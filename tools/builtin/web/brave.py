@@ -99,8 +99,7 @@ class BraveSearchBackend:
 def _status_error(exc: HttpStatusError) -> UpstreamError:
     if exc.status in (401, 403):
         return UpstreamError(
-            "Brave Search rejected the API key (HTTP "
-            f"{exc.status}); web search is unavailable until the key is fixed.",
+            f"Brave Search rejected the API key (HTTP {exc.status}); web search is unavailable until the key is fixed.",
             retryable=False,
         )
     if exc.status == 429:

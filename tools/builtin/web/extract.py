@@ -65,9 +65,7 @@ class TrafilaturaExtractor:
         max_links: Links returned at most when links are asked for.
     """
 
-    def __init__(
-        self, *, output_format: Literal["markdown", "txt"] = "markdown", max_links: int = 100
-    ) -> None:
+    def __init__(self, *, output_format: Literal["markdown", "txt"] = "markdown", max_links: int = 100) -> None:
         self._output_format = output_format
         self._max_links = max_links
 

@@ -167,15 +167,12 @@ class PageFetcher:
             details={"redirects": redirects},
         )
 
-    def _prepare(
-        self, url: str, adapter: PinnedAddressAdapter
-    ) -> tuple[requests.PreparedRequest, Target]:
+    def _prepare(self, url: str, adapter: PinnedAddressAdapter) -> tuple[requests.PreparedRequest, Target]:
         try:
             prepared = requests.Request("GET", url).prepare()
         except (requests.exceptions.RequestException, ValueError) as exc:
             raise InvalidArgumentsError(
-                f"{url!r} is not a valid URL. Send an absolute http(s) URL such as "
-                "'https://example.com/page'.",
+                f"{url!r} is not a valid URL. Send an absolute http(s) URL such as 'https://example.com/page'.",
             ) from exc
         target = self.policy.check_url(prepared.url or url)
         adapter.pin(target.scheme, target.host, target.port, target.address)
@@ -183,8 +180,7 @@ class PageFetcher:
             {
                 "Host": target.host_header,
                 "User-Agent": self._user_agent,
-                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,"
-                "application/json;q=0.8,text/markdown;q=0.8",
+                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,text/markdown;q=0.8",
                 "Accept-Encoding": "gzip, deflate",
             }
         )
@@ -205,18 +201,14 @@ class PageFetcher:
         try:
             return adapter.send(prepared, stream=True, timeout=timeout, verify=True, proxies={})
         except requests.exceptions.Timeout as exc:
-            raise ToolTimeoutError(
-                f"{target.url} did not answer in time; the site may be slow or down."
-            ) from exc
+            raise ToolTimeoutError(f"{target.url} did not answer in time; the site may be slow or down.") from exc
         except requests.exceptions.SSLError as exc:
             raise UpstreamError(
                 f"{target.url} has a TLS/certificate problem; it cannot be loaded safely.",
                 retryable=False,
             ) from exc
         except requests.exceptions.RequestException as exc:
-            raise UpstreamError(
-                f"Could not connect to {target.url} ({type(exc).__name__})."
-            ) from exc
+            raise UpstreamError(f"Could not connect to {target.url} ({type(exc).__name__}).") from exc
 
     def _finish(
         self,
@@ -239,8 +231,7 @@ class PageFetcher:
         if media_type not in TEXT_CONTENT_TYPES:
             shown = media_type or "no content type"
             raise ToolError(
-                f"{target.url} is {shown}, not a text page; only HTML, plain text, Markdown "
-                "and JSON can be loaded.",
+                f"{target.url} is {shown}, not a text page; only HTML, plain text, Markdown and JSON can be loaded.",
                 details={"content_type": media_type},
             )
         body, truncated = self._read_body(target.url, response, deadline)
@@ -255,9 +246,7 @@ class PageFetcher:
             redirects=tuple(redirects),
         )
 
-    def _read_body(
-        self, url: str, response: requests.Response, deadline: float
-    ) -> tuple[bytes, bool]:
+    def _read_body(self, url: str, response: requests.Response, deadline: float) -> tuple[bytes, bool]:
         limit = self.limits.max_bytes
         chunks: list[bytes] = []
         size = 0
@@ -270,9 +259,7 @@ class PageFetcher:
                 chunks.append(chunk)
                 size += len(chunk)
         except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
-            raise ToolTimeoutError(
-                f"{url} stopped sending data; the page could not be loaded in time."
-            ) from exc
+            raise ToolTimeoutError(f"{url} stopped sending data; the page could not be loaded in time.") from exc
         except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, OSError) as exc:
             raise UpstreamError(f"The connection to {url} broke while reading the page.") from exc
         return b"".join(chunks), True

@@ -105,9 +105,7 @@ def _status_error(exc: HttpStatusError) -> UpstreamError:
         return UpstreamError("The SearXNG instance is rate limiting; try again in a minute.")
     if exc.status >= 500:
         return UpstreamError(f"The SearXNG instance failed (HTTP {exc.status}); try later.")
-    return UpstreamError(
-        f"The SearXNG instance refused the request (HTTP {exc.status}).", retryable=False
-    )
+    return UpstreamError(f"The SearXNG instance refused the request (HTTP {exc.status}).", retryable=False)
 
 
 def _parse(data: Any, count: int) -> list[SearchHit]:

@@ -34,8 +34,7 @@ class WebSearchRequest(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=400,
-        description="What to search the web for, in a few key words, e.g. "
-        "'python 3.13 release notes'.",
+        description="What to search the web for, in a few key words, e.g. 'python 3.13 release notes'.",
     )
     count: int = Field(default=5, ge=1, le=20, description="How many results to return (1-20).")
 
@@ -46,8 +45,7 @@ class WebLoadRequest(BaseModel):
     url: str = Field(
         min_length=1,
         max_length=2_048,
-        description="Absolute http:// or https:// URL of the page to read, e.g. a search "
-        "result's url.",
+        description="Absolute http:// or https:// URL of the page to read, e.g. a search result's url.",
     )
     max_chars: int = Field(
         default=20_000,
@@ -55,9 +53,7 @@ class WebLoadRequest(BaseModel):
         le=100_000,
         description="Longest text to return, in characters; longer pages are cut with a note.",
     )
-    include_links: bool = Field(
-        default=False, description="Also return the page's links (text and URL, up to 100)."
-    )
+    include_links: bool = Field(default=False, description="Also return the page's links (text and URL, up to 100).")
 
 
 class WebSearchResponse(BaseModel):
@@ -108,9 +104,7 @@ class WebSearchAction(ActionStrategy[WebSearchRequest]):
             raise ToolError(SEARCH_NOT_CONFIGURED, retryable=False)
         hits = self._backend.search(request.query, count=request.count)
         note = None if hits else "No results. Try fewer or different words."
-        response = WebSearchResponse(
-            query=request.query, backend=self._backend.name, results=hits, note=note
-        )
+        response = WebSearchResponse(query=request.query, backend=self._backend.name, results=hits, note=note)
         return response.model_dump(mode="json", exclude_none=True)
 
 
@@ -149,11 +143,7 @@ class WebLoadAction(ActionStrategy[WebLoadRequest]):
             )
         if not text:
             notes.append("The page has no readable text.")
-        links = (
-            [WebLink(text=link.text, url=link.url) for link in extracted.links]
-            if request.include_links
-            else None
-        )
+        links = [WebLink(text=link.text, url=link.url) for link in extracted.links] if request.include_links else None
         result = WebPage(
             url=page.url,
             final_url=page.final_url,
@@ -174,9 +164,7 @@ def _cut(text: str, limit: int) -> str:
     return (head[:boundary] if boundary > 0 else head).rstrip()
 
 
-def _default_fetcher(
-    allow_hosts: Iterable[str], allow_networks: Iterable[str | IPNetwork]
-) -> PageFetcher:
+def _default_fetcher(allow_hosts: Iterable[str], allow_networks: Iterable[str | IPNetwork]) -> PageFetcher:
     policy = AddressPolicy.build(allow_hosts=allow_hosts, allow_networks=allow_networks)
     return PageFetcher(policy=policy)
 
@@ -190,8 +178,7 @@ def _check_fetcher_args(
         return _default_fetcher(allow_hosts, allow_networks)
     if bool(tuple(allow_hosts)) or bool(tuple(allow_networks)):
         raise ValueError(
-            "Pass allow_hosts/allow_networks either to WebTool or to the PageFetcher's "
-            "AddressPolicy, not both."
+            "Pass allow_hosts/allow_networks either to WebTool or to the PageFetcher's AddressPolicy, not both."
         )
     return fetcher
 

@@ -14,14 +14,28 @@ Server::
 """
 
 from tools.external.mcp._connect import MCPConfigError, MCPServerParams
+from tools.external.mcp.adapter import MCPAdapter
+from tools.external.mcp.server import (
+    ServableRegistry,
+    build_mcp_server,
+    serve_http,
+    serve_stdio,
+    serve_stdio_async,
+)
 from tools.external.mcp.tool import MCPTool
 from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
 
 __all__ = [
+    "MCPAdapter",
     "MCPConfigError",
     "MCPProgress",
     "MCPServerParams",
     "MCPTool",
     "MCPToolset",
     "ProgressCallback",
+    "ServableRegistry",
+    "build_mcp_server",
+    "serve_http",
+    "serve_stdio",
+    "serve_stdio_async",
 ]

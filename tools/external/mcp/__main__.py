@@ -37,9 +37,7 @@ def load_registry(spec: str) -> ServableRegistry:
     if not callable(factory):
         raise SystemExit(f"{spec!r} is not a callable factory")
     registry = factory()
-    if not callable(getattr(registry, "to_mcp_tools", None)) or not callable(
-        getattr(registry, "acall_tool", None)
-    ):
+    if not callable(getattr(registry, "to_mcp_tools", None)) or not callable(getattr(registry, "acall_tool", None)):
         raise SystemExit(f"{spec!r} returned {type(registry).__name__}, not a tool registry")
     return registry  # type: ignore[no-any-return]
 

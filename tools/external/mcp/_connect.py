@@ -76,9 +76,7 @@ class MCPServerParams:
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
-            raise MCPConfigError(
-                "MCPServerParams: give exactly one of command=[...] or url='http...'."
-            )
+            raise MCPConfigError("MCPServerParams: give exactly one of command=[...] or url='http...'.")
         command: Any = self.command
         if command is not None:
             if isinstance(command, str) or not command:
@@ -87,9 +85,7 @@ class MCPServerParams:
                     "['python', '-m', 'mcp_server_time'], not a shell string."
                 )
             if not all(isinstance(part, str) and "\x00" not in part for part in command):
-                raise MCPConfigError(
-                    "MCPServerParams: every command part must be a string without NUL."
-                )
+                raise MCPConfigError("MCPServerParams: every command part must be a string without NUL.")
             object.__setattr__(self, "command", tuple(command))
         if self.url is not None:
             parts = urlsplit(self.url)
@@ -106,7 +102,8 @@ class MCPServerParams:
             return urlsplit(self.url or "").hostname or "mcp"
         if len(self.command) > 2 and self.command[1] == "-m":
             return self.command[2]
-        if len(self.command) > 1 and Path(self.command[0]).name.startswith("python"):
+        python = Path(self.command[0]).name.startswith("python")
+        if python and len(self.command) > 1 and not self.command[1].startswith("-"):
             return Path(self.command[1]).name
         return Path(self.command[0]).name
 
@@ -182,17 +179,11 @@ def make_client(
 
     async def on_message(message: IncomingMessage) -> None:
         if isinstance(message, Exception):
-            logger.warning(
-                "MCP server %s sent a malformed message: %s", label, clip(str(message), 300)
-            )
+            logger.warning("MCP server %s sent a malformed message: %s", label, clip(str(message), 300))
             if on_stream_error is not None:
                 on_stream_error(message)
 
-    transport: Transport = (
-        _stdio(options, on_spawn)
-        if options.params.command is not None
-        else _http_transport(options)
-    )
+    transport: Transport = _stdio(options, on_spawn) if options.params.command is not None else _http_transport(options)
     return Client(
         transport,
         mode="auto",

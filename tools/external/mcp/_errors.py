@@ -58,19 +58,13 @@ def translate(exc: BaseException, *, label: str, timeout: float) -> ToolError:  
             retryable=False,
         )
     if isinstance(exc, httpx2.HTTPError):
-        return UpstreamError(
-            f"The MCP server {label!r} could not be reached ({type(exc).__name__})."
-        )
+        return UpstreamError(f"The MCP server {label!r} could not be reached ({type(exc).__name__}).")
     if isinstance(exc, ValidationError):
-        return UpstreamError(
-            f"The MCP server {label!r} sent a reply that is not valid MCP.", retryable=False
-        )
+        return UpstreamError(f"The MCP server {label!r} sent a reply that is not valid MCP.", retryable=False)
     if isinstance(exc, RuntimeError):
         # The SDK raises RuntimeError for results that break the tool's declared output schema
         # and for protocol states it cannot drive; its text names the tool, not local secrets.
-        return UpstreamError(
-            f"The MCP server {label!r} failed: {clip(str(exc), 1_000)}", retryable=False
-        )
+        return UpstreamError(f"The MCP server {label!r} failed: {clip(str(exc), 1_000)}", retryable=False)
     logger.error("Unexpected error from MCP server %s", label, exc_info=exc)
     return UpstreamError(f"The MCP server {label!r} failed unexpectedly.", retryable=False)
 
@@ -81,18 +75,13 @@ def _from_mcp_error(exc: MCPError, *, label: str, timeout: float) -> ToolError:
     if code == mcp_types.INVALID_PARAMS:
         return InvalidArgumentsError(message or "The MCP server rejected the arguments.")
     if code == mcp_types.REQUEST_TIMEOUT:
-        return ToolTimeoutError(
-            f"The MCP server {label!r} did not answer within {timeout:g} seconds."
-        )
+        return ToolTimeoutError(f"The MCP server {label!r} did not answer within {timeout:g} seconds.")
     if code == mcp_types.CONNECTION_CLOSED:
         return UpstreamError(
-            f"The MCP server {label!r} closed the connection (it exited or crashed); "
-            "the call may be retried."
+            f"The MCP server {label!r} closed the connection (it exited or crashed); the call may be retried."
         )
     if code == mcp_types.METHOD_NOT_FOUND:
-        return UpstreamError(
-            f"The MCP server {label!r} does not support: {message}", retryable=False
-        )
+        return UpstreamError(f"The MCP server {label!r} does not support: {message}", retryable=False)
     return UpstreamError(
         f"The MCP server {label!r} reported an error: {message}",
         retryable=code == mcp_types.INTERNAL_ERROR,

@@ -67,9 +67,7 @@ class LoopThread:
         """
         if self.in_loop_thread():
             coro.close()
-            raise ToolError(
-                "An MCP tool was called from inside an MCP callback; call it from another thread."
-            )
+            raise ToolError("An MCP tool was called from inside an MCP callback; call it from another thread.")
         with self._lock:
             if self._closed:
                 coro.close()
@@ -79,9 +77,7 @@ class LoopThread:
             return future.result(timeout + _BACKSTOP_GRACE)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise ToolTimeoutError(
-                f"The MCP server did not answer within {timeout:g} seconds."
-            ) from None
+            raise ToolTimeoutError(f"The MCP server did not answer within {timeout:g} seconds.") from None
 
     def close(self, *, timeout: float = 10.0) -> None:
         """Stop the loop and join the thread. Idempotent.
@@ -100,9 +96,7 @@ class LoopThread:
             self._loop.call_soon(self._loop.stop)
             return
         drain = asyncio.run_coroutine_threadsafe(_cancel_pending(), self._loop)
-        with contextlib.suppress(
-            concurrent.futures.TimeoutError, concurrent.futures.CancelledError
-        ):
+        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
             drain.result(timeout)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)

@@ -22,8 +22,7 @@ def check_prefix(prefix: str | None) -> str | None:
         return None
     if not _VALID.fullmatch(prefix) or len(prefix) > 32:
         raise MCPConfigError(
-            f"MCP tool prefix {prefix!r} is invalid: use 1-32 letters, digits, '_' or '-', "
-            "e.g. 'git'."
+            f"MCP tool prefix {prefix!r} is invalid: use 1-32 letters, digits, '_' or '-', e.g. 'git'."
         )
     return prefix
 

@@ -33,6 +33,11 @@ MAX_LIST_PAGES = 100
 class Session(Protocol):
     """What :class:`~tools.external.mcp.MCPToolset` needs from a session strategy."""
 
+    @property
+    def server_pid(self) -> int | None:
+        """Pid of the most recent stdio server process, if any."""
+        ...
+
     async def list_tools(self, *, timeout: float) -> list[mcp_types.Tool]:
         """All tools the server offers (pages followed)."""
         ...
@@ -115,9 +120,7 @@ class PersistentSession:
             await conn.ready.wait()
         if conn.client is None or conn.stop.is_set():
             error = conn.error or UpstreamError("The MCP server closed the connection.")
-            raise translate(
-                error, label=self._options.params.label, timeout=self._options.connect_timeout
-            )
+            raise translate(error, label=self._options.params.label, timeout=self._options.connect_timeout)
         return conn.client
 
     def _start_owner(self) -> _Connection:
@@ -213,14 +216,23 @@ class SpawnPerCallSession:
 
     def __init__(self, options: ClientOptions) -> None:
         self._options = options
+        self._pid: int | None = None
         self._closed = False
+
+    @property
+    def server_pid(self) -> int | None:
+        """Pid of the most recently spawned stdio server (gone once its call finished)."""
+        return self._pid
+
+    def _spawned(self, pid: int) -> None:
+        self._pid = pid
 
     async def _run(self, operation: Callable[[Client], Awaitable[Any]], timeout: float) -> Any:
         if self._closed:
             raise UpstreamError("The MCP toolset is closed.", retryable=False)
         try:
             with anyio.fail_after(timeout):
-                async with make_client(self._options) as client:
+                async with make_client(self._options, on_spawn=self._spawned) as client:
                     return await operation(client)
         except Exception as exc:
             raise translate(exc, label=self._options.params.label, timeout=timeout) from None

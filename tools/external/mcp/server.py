@@ -107,9 +107,7 @@ async def _call(
         return _error_result(f"The tool '{name}' failed with an internal error.")
     if result.error is not None:
         return _error_result(result.error.message)
-    structured = (
-        result.data if schemas.has_object_schema(name) and isinstance(result.data, dict) else None
-    )
+    structured = result.data if schemas.has_object_schema(name) and isinstance(result.data, dict) else None
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(text=_as_text(result.data))],
         structured_content=structured,

@@ -21,9 +21,7 @@ _FALLBACK_SCHEMA: dict[str, Any] = {"type": "object"}
 class ToolCaller(Protocol):
     """What an :class:`MCPTool` calls through (an :class:`MCPToolset`)."""
 
-    def call_remote(
-        self, remote_name: str, arguments: dict[str, Any], *, timeout: float
-    ) -> mcp_types.CallToolResult:
+    def call_remote(self, remote_name: str, arguments: dict[str, Any], *, timeout: float) -> mcp_types.CallToolResult:
         """Run ``tools/call`` and return the raw result; raise ``ToolError`` on failure."""
         ...
 

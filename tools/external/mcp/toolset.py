@@ -132,9 +132,7 @@ class MCPToolset:
             log_level=server_log_level,
             errlog=errlog if errlog is not None else sys.stderr,
         )
-        self._session: Session = (
-            PersistentSession(options) if persistent else SpawnPerCallSession(options)
-        )
+        self._session: Session = PersistentSession(options) if persistent else SpawnPerCallSession(options)
         self._loop = LoopThread(name=f"tooldeck-mcp-{self._params.label}"[:60])
         self._lock = threading.Lock()
         self._tools: list[MCPTool] | None = None
@@ -144,6 +142,14 @@ class MCPToolset:
     def label(self) -> str:
         """The server's short name used in logs and messages."""
         return self._params.label
+
+    @property
+    def server_pid(self) -> int | None:
+        """Pid of the current (or, spawn-per-call, the latest) stdio server process.
+
+        For diagnostics; None before the first call and for URL servers.
+        """
+        return self._session.server_pid
 
     @property
     def persistent(self) -> bool:
@@ -169,9 +175,7 @@ class MCPToolset:
         remote = self._loop.run(self._session.list_tools(timeout=timeout), timeout=timeout)
         names = local_names([tool.name for tool in remote], self._prefix)
         built = [
-            MCPTool(
-                caller=self, remote=tool, name=names[tool.name], call_timeout=self._call_timeout
-            )
+            MCPTool(caller=self, remote=tool, name=names[tool.name], call_timeout=self._call_timeout)
             for tool in _unique(remote)
         ]
         with self._lock:
@@ -190,8 +194,7 @@ class MCPToolset:
                 return tool
         available = ", ".join(tool.name for tool in tools) or "none"
         raise UnknownToolError(
-            f"The MCP server {self.label!r} has no tool {clip(name, 100)!r}; "
-            f"available: {available}."
+            f"The MCP server {self.label!r} has no tool {clip(name, 100)!r}; available: {available}."
         )
 
     def call(
@@ -214,9 +217,7 @@ class MCPToolset:
 
     # ------------------------------------------------------------------ calls
 
-    def call_remote(
-        self, remote_name: str, arguments: dict[str, Any], *, timeout: float
-    ) -> mcp_types.CallToolResult:
+    def call_remote(self, remote_name: str, arguments: dict[str, Any], *, timeout: float) -> mcp_types.CallToolResult:
         """Run ``tools/call`` on the server and return the raw SDK result.
 
         This is the low-level path :class:`MCPTool` uses; prefer :meth:`call` or the tools.
@@ -234,9 +235,7 @@ class MCPToolset:
             return None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            event = MCPProgress(
-                remote_name, progress, total, clip(message, 500) if message is not None else None
-            )
+            event = MCPProgress(remote_name, progress, total, clip(message, 500) if message is not None else None)
             try:
                 callback(event)
             except Exception:

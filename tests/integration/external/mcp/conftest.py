@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,16 +65,49 @@ def server_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+def servers_dir() -> Path:
+    """Directory of the test server scripts and the registry factory."""
+    return SERVERS
+
+
+@pytest.fixture(scope="session")
+def gone() -> Callable[[int], bool]:
+    """``gone(pid)``: wait (bounded) until ``pid`` has left the process table."""
+    return wait_gone
+
+
+@pytest.fixture(scope="session")
 def sdk_server_cmd() -> list[str]:
     """argv of the SDK-built test server (stdio)."""
     return [sys.executable, str(SERVERS / "sdk_server.py")]
 
 
+@pytest.fixture(scope="session")
+def mcp_env() -> dict[str, str]:
+    """Environment for our own server processes (repo and test servers importable)."""
+    return server_env()
+
+
 @pytest.fixture
-def http_process(request: pytest.FixtureRequest) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Collects HTTP server processes started by a test and kills them afterwards."""
+def start_http_server() -> Iterator[Callable[[list[str]], str]]:
+    """``start(argv_without_port)`` runs an HTTP MCP server on a free port; returns its URL.
+
+    ``--port N`` is appended to the argv; every process is killed at teardown.
+    """
     started: list[subprocess.Popen[bytes]] = []
-    yield started
+
+    def start(argv: list[str]) -> str:
+        port = free_port()
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port)],
+            cwd=SERVERS,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **server_env()},
+        )
+        started.append(proc)
+        wait_listening(port, proc)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
     for proc in started:
         proc.kill()
         proc.wait(10)

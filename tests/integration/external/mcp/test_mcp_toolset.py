@@ -5,20 +5,20 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("mcp")
 
-import mcp_types  # noqa: E402
+import mcp_types
 
-from tools import LocalToolRegistry, ToolError  # noqa: E402
-from tools.external.mcp import MCPProgress, MCPTool, MCPToolset  # noqa: E402
-
-from .conftest import SERVERS, wait_gone  # noqa: E402
+from tools import LocalToolRegistry, ToolError
+from tools.external.mcp import MCPProgress, MCPTool, MCPToolset
+from tools.external.mcp._results import result_data
 
 pytestmark = pytest.mark.mcp
 
@@ -48,7 +48,9 @@ def _data(result: Any) -> Any:
 def test_lists_server_tools_with_their_schemas(sdk: MCPToolset) -> None:
     tools = {tool.remote_name: tool for tool in sdk.tools()}
 
-    assert {"echo", "add", "fail", "hang", "progress", "pid", "weird.name/with spaces"} <= set(tools)
+    assert {"echo", "add", "fail", "hang", "progress", "pid", "weird.name/with spaces"} <= set(
+        tools
+    )
     echo = tools["echo"]
     assert isinstance(echo, MCPTool)
     assert echo.name == "echo"
@@ -66,13 +68,6 @@ def test_lists_server_tools_with_their_schemas(sdk: MCPToolset) -> None:
         "title": "Sum",
     }
     assert tools["weird.name/with spaces"].name == "weird_name_with_spaces"
-
-
-def test_prefix_is_applied_to_every_name(sdk_server_cmd: list[str]) -> None:
-    with MCPToolset(sdk_server_cmd, prefix="test", persistent=False) as toolset:
-        names = [tool.name for tool in toolset.tools()]
-    assert names and all(name.startswith("test_") for name in names)
-    assert "test_weird_name_with_spaces" in names
 
 
 def test_text_and_structured_results(sdk: MCPToolset) -> None:
@@ -102,13 +97,15 @@ def test_bad_arguments_are_caught_before_sending(sdk: MCPToolset) -> None:
 
     assert result.error is not None
     assert result.error.type == "validation_error"
-    assert "a" in result.error.message and "integer" in result.error.message
+    assert "a" in result.error.message
+    assert "integer" in result.error.message
 
 
 def test_unknown_tool_lists_the_available_ones(sdk: MCPToolset) -> None:
     result = sdk.call("nope", {})
 
-    assert result.error is not None and result.error.type == "unknown_tool"
+    assert result.error is not None
+    assert result.error.type == "unknown_tool"
     assert "echo" in result.error.message
 
 
@@ -129,10 +126,9 @@ def test_a_tool_the_server_no_longer_has_is_an_error_envelope(sdk: MCPToolset) -
 
 
 def test_server_side_argument_errors_reach_the_model(sdk: MCPToolset) -> None:
+    raw = sdk.call_remote("add", {"a": "x"}, timeout=10)
     with pytest.raises(ToolError) as caught:
-        from tools.external.mcp._results import result_data
-
-        result_data(sdk.call_remote("add", {"a": "x"}, timeout=10), tool="add")
+        result_data(raw, tool="add")
     assert "validation error" in caught.value.message.lower()
 
 
@@ -172,7 +168,8 @@ def test_timeout_gives_a_timeout_envelope_and_the_session_survives(sdk: MCPTools
     result = sdk.call("hang", {}, timeout=0.5)
 
     assert result.error is not None
-    assert result.error.type == "timeout" and result.error.retryable
+    assert result.error.type == "timeout"
+    assert result.error.retryable
     assert _data(sdk.call("echo", {"text": "still here"})) == {"result": "still here"}
 
 
@@ -187,63 +184,62 @@ def test_tools_register_and_export_like_any_other(sdk: MCPToolset) -> None:
     assert exported["echo"]["function"]["strict"] is True
 
 
-def test_a_crash_is_an_upstream_error_and_the_next_call_restarts(sdk_server_cmd: list[str]) -> None:
+def test_a_crash_is_an_upstream_error_and_the_next_call_restarts(
+    gone: Callable[[int], bool], sdk_server_cmd: list[str]
+) -> None:
     with MCPToolset(sdk_server_cmd, call_timeout=20) as toolset:
         old_pid = _data(toolset.call("pid"))["result"]
 
         crashed = toolset.call("crash")
         assert crashed.error is not None
-        assert crashed.error.type == "upstream_error" and crashed.error.retryable
+        assert crashed.error.type == "upstream_error"
+        assert crashed.error.retryable
         assert "closed the connection" in crashed.error.message
-        assert wait_gone(old_pid)
+        assert gone(old_pid)
 
         new_pid = _data(toolset.call("pid"))["result"]
         assert new_pid != old_pid
-    assert wait_gone(new_pid)
+        # A server stuck in a blocking call: the call times out, close() still kills it.
+        blocked = toolset.call("block", {"seconds": 600}, timeout=0.5)
+        assert blocked.error is not None
+        assert blocked.error.type == "timeout"
+    assert gone(new_pid)
 
 
-def test_spawn_per_call_uses_a_fresh_server_each_time(sdk_server_cmd: list[str]) -> None:
-    with MCPToolset(sdk_server_cmd, persistent=False, call_timeout=20) as toolset:
+def test_spawn_per_call_uses_a_fresh_server_each_time(
+    gone: Callable[[int], bool], sdk_server_cmd: list[str]
+) -> None:
+    with MCPToolset(sdk_server_cmd, persistent=False, prefix="t", call_timeout=20) as toolset:
         assert not toolset.persistent
-        pids = [_data(toolset.call("pid"))["result"] for _ in range(2)]
-        assert _data(toolset.call("echo", {"text": "x"})) == {"result": "x"}
+        names = [tool.name for tool in toolset.tools()]
+        pids = [_data(toolset.call("t_pid"))["result"] for _ in range(2)]
 
+    assert names
+    assert all(name.startswith("t_") for name in names)
+    assert "t_weird_name_with_spaces" in names
     assert pids[0] != pids[1]
-    assert all(wait_gone(pid) for pid in pids)
+    assert all(gone(pid) for pid in pids)
 
 
-def test_close_kills_the_server_and_its_children(sdk_server_cmd: list[str]) -> None:
+def test_close_kills_the_server_and_its_children_and_later_calls_fail(
+    gone: Callable[[int], bool],
+    sdk_server_cmd: list[str],
+) -> None:
+    before = set(threading.enumerate())
     toolset = MCPToolset(sdk_server_cmd, call_timeout=20)
+    echo = toolset.tool("echo")
     server_pid = _data(toolset.call("pid"))["result"]
     grandchild = _data(toolset.call("spawn_child"))["result"]
 
     toolset.close()
     toolset.close()  # idempotent
 
-    assert wait_gone(server_pid)
-    assert wait_gone(grandchild)
-
-
-def test_calls_after_close_are_error_envelopes(sdk_server_cmd: list[str]) -> None:
-    toolset = MCPToolset(sdk_server_cmd, call_timeout=20)
-    echo = toolset.tool("echo")
-    toolset.close()
-
-    result = echo.execute(text="late")
-    assert result.error is not None
-    assert "closed" in result.error.message
-    assert not [t for t in threading.enumerate() if t.name.startswith("tooldeck-mcp-sdk")]
-
-
-def test_a_server_that_blocks_is_timed_out_and_killed(sdk_server_cmd: list[str]) -> None:
-    toolset = MCPToolset(sdk_server_cmd, call_timeout=20)
-    pid = _data(toolset.call("pid"))["result"]
-
-    result = toolset.call("block", {"seconds": 600}, timeout=0.5)
-    toolset.close()
-
-    assert result.error is not None and result.error.type == "timeout"
-    assert wait_gone(pid)
+    assert gone(server_pid)
+    assert gone(grandchild)
+    late = echo.execute(text="late")
+    assert late.error is not None
+    assert "closed" in late.error.message
+    assert not [t for t in set(threading.enumerate()) - before if t.name.startswith("tooldeck")]
 
 
 @pytest.mark.parametrize(
@@ -255,10 +251,15 @@ def test_a_server_that_blocks_is_timed_out_and_killed(sdk_server_cmd: list[str])
     ],
 )
 def test_broken_servers_give_error_envelopes_and_leave_no_process(
-    script: str, expected_type: str, expected_text: str, caplog: pytest.LogCaptureFixture
+    servers_dir: Path,
+    gone: Callable[[int], bool],
+    script: str,
+    expected_type: str,
+    expected_text: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     toolset = MCPToolset(
-        [sys.executable, str(SERVERS / script)], connect_timeout=1.0, call_timeout=3.0
+        [sys.executable, str(servers_dir / script)], connect_timeout=1.0, call_timeout=3.0
     )
     tool = MCPTool(
         caller=toolset,
@@ -274,7 +275,8 @@ def test_broken_servers_give_error_envelopes_and_leave_no_process(
     assert result.error is not None
     assert result.error.type == expected_type
     assert expected_text in result.error.message
-    assert pid is not None and wait_gone(pid)
+    assert pid is not None
+    assert gone(pid)
     if script == "garbage_server.py":
         assert any("malformed message" in r.getMessage() for r in caplog.records)
 

@@ -32,9 +32,11 @@ class CountTool(BaseTool[CountRequest, CountResponse]):
         return CountResponse(words=len(request.text.split()))
 
 
-def _run(argv: list[str], stdin: bytes = b"") -> tuple[int, Any, str]:
+def _run(argv: list[str], stdin: bytes = b"", limit: int = 1000) -> tuple[int, Any, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = serve(CountTool(), argv, stdin=io.BytesIO(stdin), stdout=out, stderr=err)
+    code = serve(
+        CountTool(), argv, stdin=io.BytesIO(stdin), stdout=out, stderr=err, max_input_bytes=limit
+    )
     text = out.getvalue()
     return code, json.loads(text) if text else None, err.getvalue()
 
@@ -73,11 +75,11 @@ def test_malformed_input_is_a_validation_error() -> None:
         assert err
 
 
-def test_oversized_input_is_refused(monkeypatch: Any) -> None:
-    monkeypatch.setattr(binary, "MAX_INPUT_BYTES", 10)
-    code, env, _ = _run([], b'{"text": "aaaaaaaaaaaaaaa"}')
+def test_oversized_input_is_refused() -> None:
+    code, env, _ = _run([], b'{"text": "aaaaaaaaaaaaaaa"}', limit=10)
     assert code == 1
     assert "larger than 10 bytes" in env["error"]
+    assert binary.MAX_INPUT_BYTES == 10_000_000
 
 
 def test_unknown_flags_print_usage() -> None:

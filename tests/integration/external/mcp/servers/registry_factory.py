@@ -57,7 +57,7 @@ def shout(text: str) -> str:
     Args:
         text: What to shout.
     """
-    print("SHOUTING", text)  # noqa: T201 - deliberately writes to stdout
+    print("SHOUTING", text)
     return text.upper()
 
 

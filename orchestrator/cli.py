@@ -1,0 +1,197 @@
+"""``python -m orchestrator "question"``: ask the agent from a shell.
+
+Exit codes:
+    0  the model gave a final answer
+    1  unexpected internal error (a bug: the traceback is printed)
+    2  usage or configuration error (bad flag, bad environment variable, unusable data dir)
+    3  the model endpoint failed (unreachable, HTTP error, malformed answer)
+    4  the iteration budget ran out before a final answer (the partial answer is printed)
+    130  interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from orchestrator.graph import AgentRun
+from orchestrator.llm import ChatModelError
+from orchestrator.service import OrchestratorService, ServiceConfigError
+from orchestrator.settings import Settings
+
+__all__ = ["EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
+
+EXIT_OK, EXIT_INTERNAL, EXIT_CONFIG, EXIT_MODEL, EXIT_BUDGET = 0, 1, 2, 3, 4
+
+_EPILOG = """\
+examples:
+  python -m orchestrator "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
+  python -m orchestrator "Who is my dentist?"
+  python -m orchestrator --json "solve x^2 = 4"
+  echo "Run this python: print(2**10)" | python -m orchestrator -
+  python -m orchestrator --base-url http://127.0.0.1:8080/v1 --model smollm2 "What is 2+3?"
+  OPENAI_API_KEY=... python -m orchestrator --base-url https://api.openai.com/v1 \\
+      --model gpt-4o-mini "What's on my calendar today?"
+
+Without --base-url the embedded offline model answers (no key, no network): it
+understands math, "remember that ...", "what is my ...", calendar/weather/commute/
+spending/briefing questions, "search the web for ...", "open <url>" and
+"run this python: ...".
+
+exit codes: 0 answered, 1 internal error, 2 usage/configuration error,
+3 model endpoint error, 4 iteration budget exhausted, 130 interrupted.
+
+environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
+TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL, TOOLDECK_CONTEXT_API_KEY,
+TOOLDECK_MAX_ITERATIONS, TOOLDECK_CALL_TIMEOUT, BRAVE_API_KEY, SEARXNG_URL
+(flags win over the environment).
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to render ``--help``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m orchestrator",
+        description="Ask a question; the agent plans tool calls, runs them through the "
+        "tool registry and answers, printing a compact trace of every tool call.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("question", nargs="+", help="the question ('-' reads it from stdin)")
+    parser.add_argument("--json", action="store_true", help="print the whole run as JSON")
+    parser.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://host/v1")
+    parser.add_argument("--model", help="model name for --base-url (default gpt-4o-mini)")
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument("--max-iterations", type=int, metavar="N", help="model turns (10)")
+    parser.add_argument("--data-dir", help="directory of the knowledge database")
+    parser.add_argument("--context-url", help="context service URL (http://127.0.0.1:8765)")
+    parser.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="send OpenAI strict tool schemas (default: only to api.openai.com)",
+    )
+    parser.add_argument("--no-trace", action="store_true", help="print only the answer")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)"
+    )
+    return parser
+
+
+def _question(words: Sequence[str], stdin: TextIO) -> str:
+    if list(words) == ["-"]:
+        return stdin.read(1_000_000).strip()
+    return " ".join(words).strip()
+
+
+def _preview(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def format_trace(run: AgentRun, model: str) -> str:
+    """The compact trace: one line per tool call (name, arguments, status, duration)."""
+    lines = [
+        f"trace: {model}; {run.iterations} model turn(s), {len(run.tool_results)} tool "
+        f"call(s), {run.timings.get('total_ms', 0.0):.0f} ms, stop: {run.stop_reason}"
+    ]
+    for number, record in enumerate(run.tool_results, 1):
+        status = record["status"]
+        if record["error_type"]:
+            status += f" ({record['error_type']})"
+        if record["truncated"]:
+            status += " [truncated]"
+        lines.append(
+            f"  {number}. {record['name']} {_preview(record['arguments'])} -> {status} "
+            f"{record['duration_ms']:.1f} ms"
+        )
+    return "\n".join(lines)
+
+
+def _fail(stderr: TextIO, code: int, what: str, message: str) -> int:
+    print(f"error: {what}: {message}", file=stderr)
+    return code
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the command; returns the exit code (see the module docstring).
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+        env: The environment (default ``os.environ``); read only here.
+        stdin: Where ``-`` reads the question from.
+        stdout: Where the answer, trace or JSON goes.
+        stderr: Where errors go.
+    """
+    env = os.environ if env is None else env
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    args = build_parser().parse_args(argv)
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+    logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
+    question = _question(args.question, stdin)
+    if not question:
+        return _fail(stderr, EXIT_CONFIG, "question", "it is empty; pass the question text")
+    try:
+        settings = Settings.from_env(
+            env,
+            base_url=args.base_url,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            max_iterations=args.max_iterations,
+            data_dir=args.data_dir,
+            context_url=args.context_url,
+            strict=args.strict,
+        )
+        service = OrchestratorService(settings)
+    except (ValueError, ServiceConfigError) as exc:
+        return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
+    with service:
+        if settings.base_url and settings.api_key is None:
+            logging.getLogger(__name__).info(
+                "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
+            )
+        try:
+            run = service.ask(question)
+        except ChatModelError as exc:
+            return _fail(stderr, EXIT_MODEL, "model", str(exc))
+        if args.json:
+            out = run.to_dict()
+            out["model"] = service.model_description
+            out["settings"] = settings.public_dict()
+            print(json.dumps(out, ensure_ascii=False, indent=2, default=str), file=stdout)
+        else:
+            print(run.answer or "(the model gave an empty answer)", file=stdout)
+            if not args.no_trace:
+                print("", file=stdout)
+                print(format_trace(run, service.model_description), file=stdout)
+    return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
+
+
+def run_main() -> None:
+    """Console entry: `main` with interrupts and internal errors mapped to exit codes."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = 130
+    except Exception:
+        logging.getLogger(__name__).exception("internal error (a bug; please report it)")
+        code = EXIT_INTERNAL
+    sys.exit(code)

@@ -1,0 +1,254 @@
+"""`OrchestratorService`: the composition root of the agent side.
+
+It turns `Settings` into objects, explicitly: every tool instance is built here and
+registered by its own ``registry.register(...)`` call (plus the aliases that keep old tool
+names callable), then the model and the graph. Nothing is discovered at import time and
+nothing lives in module globals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
+from orchestrator.llm import ChatModel
+from orchestrator.offline import OfflineModel
+from orchestrator.openai_client import OpenAIChatModel
+from orchestrator.settings import Settings
+from tools import BaseTool, LocalToolRegistry
+
+__all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError"]
+
+_log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "You are a helpful assistant with tools. Use a tool whenever it can answer better than "
+    "memory: math_solver for any arithmetic or algebra, store_knowledge when the user asks "
+    "you to remember something, search_knowledge to recall it, user_context for their "
+    "calendar, weather, commute and finances, web to search or read pages, execute_code to "
+    "run code. Answer briefly from the tool results; if a tool fails, say so."
+)
+
+
+class ServiceConfigError(Exception):
+    """The service could not be built from its settings; the message names the fix."""
+
+
+class OrchestratorService:
+    """Builds the registry with every builtin tool, the model and the agent graph.
+
+    Example:
+        >>> service = OrchestratorService(Settings.from_env(os.environ))  # doctest: +SKIP
+        >>> service.ask("What is 12*(3+4)?").answer  # doctest: +SKIP
+        '12 * (3 + 4) = 84.'
+
+    Tools registered (each by an explicit call in ``_register_*``): ``math_solver``;
+    ``store_knowledge`` and ``search_knowledge`` over a SQLite database in
+    ``settings.data_dir``; ``execute_code``; ``web`` plus the old ``web_search`` and
+    ``load_web_page``; and ``user_context`` (over a `ContextBridge` to
+    ``settings.context_url``; when that service is down the tool says so per category) plus
+    the old ``get_user_context``, ``get_daily_briefing``, ``get_commute_time`` and
+    ``query_finance``. A tool whose optional dependency is missing is skipped with a
+    warning naming the extra to install.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        model: ChatModel | None = None,
+        registry: LocalToolRegistry | None = None,
+        system_prompt: str | None = SYSTEM_PROMPT,
+    ) -> None:
+        """Build everything.
+
+        Args:
+            settings: The configuration (see `Settings.from_env`).
+            model: Use this model instead of the one the settings select.
+            registry: Register into this registry (default: a new one).
+            system_prompt: Sent first on each question (None: no system message).
+
+        Raises:
+            ServiceConfigError: The data directory cannot be created, or a URL is invalid.
+        """
+        self.settings = settings
+        self.registry = registry if registry is not None else LocalToolRegistry()
+        self._closers: list[Callable[[], None]] = []
+        self.skipped: dict[str, str] = {}
+        try:
+            self._register_tools()
+            self.model: ChatModel = model if model is not None else self._build_model()
+        except BaseException:
+            self.close()
+            raise
+        self.tools_node = ToolsNode(
+            self.registry,
+            max_parallel=settings.max_parallel,
+            call_timeout=settings.call_timeout,
+        )
+        self._closers.append(self.tools_node.close)
+        self.graph = AgentGraph(
+            self.model,
+            self.registry,
+            tools_node=self.tools_node,
+            max_iterations=settings.max_iterations,
+            system_prompt=system_prompt,
+            strict=settings.strict,
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> OrchestratorService:
+        """``OrchestratorService(Settings.from_env(env, **overrides))``."""
+        return cls(Settings.from_env(env, **overrides))
+
+    @property
+    def model_description(self) -> str:
+        """A short description of the model in use (no secrets)."""
+        if isinstance(self.model, OpenAIChatModel):
+            return f"{self.model.model} at {self.model.endpoint}"
+        if isinstance(self.model, OfflineModel):
+            return "offline model (embedded, deterministic)"
+        return type(self.model).__name__
+
+    # ------------------------------------------------------------------ running
+
+    def ask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+        """Run one question (or a conversation) through the agent graph.
+
+        Raises:
+            ChatModelError: The model endpoint failed (see `AgentGraph.run`).
+        """
+        return self.graph.run(question)
+
+    async def aask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+        """Async twin of `ask`."""
+        return await self.graph.arun(question)
+
+    def close(self) -> None:
+        """Stop worker processes and threads, close the database and HTTP sessions."""
+        while self._closers:
+            closer = self._closers.pop()
+            try:
+                closer()
+            except Exception:  # one failing close must not keep the others open
+                _log.warning("closing %r failed", closer, exc_info=True)
+
+    def __enter__(self) -> OrchestratorService:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ building
+
+    def _build_model(self) -> ChatModel:
+        settings = self.settings
+        if settings.base_url is None:
+            return OfflineModel()
+        try:
+            model = OpenAIChatModel(
+                settings.base_url,
+                settings.model,
+                api_key=settings.api_key,
+                timeout=settings.model_timeout,
+                strict_tools=settings.strict,
+            )
+        except ValueError as exc:
+            raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
+        self._closers.append(model.close)
+        return model
+
+    def _own(self, tool: BaseTool[Any, Any]) -> BaseTool[Any, Any]:
+        close = getattr(tool, "close", None)
+        if callable(close):
+            self._closers.append(close)
+        return tool
+
+    def _register_tools(self) -> None:
+        self._register_math()
+        self._register_knowledge()
+        self._register_code()
+        self._register_web()
+        self._register_user_context()
+
+    def _register_math(self) -> None:
+        from tools.builtin.math import MathSolverTool
+
+        self.registry.register(self._own(MathSolverTool()))
+
+    def _register_knowledge(self) -> None:
+        from tools.builtin.knowledge import (
+            KnowledgeSearchTool,
+            KnowledgeStoreTool,
+            SqliteKnowledgeStore,
+        )
+
+        data_dir = self.settings.data_dir
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            store = SqliteKnowledgeStore(data_dir / "knowledge.sqlite3")
+        except OSError as exc:
+            raise ServiceConfigError(
+                f"cannot use the data directory {str(data_dir)!r} for the knowledge database "
+                f"({exc.strerror or exc}); pass --data-dir or set TOOLDECK_DATA_DIR to a "
+                "writable directory"
+            ) from None
+        self._closers.append(store.close)
+        self.registry.register(KnowledgeStoreTool(store=store))
+        self.registry.register(KnowledgeSearchTool(store=store))
+
+    def _register_code(self) -> None:
+        from tools.builtin.code_executor import CodeExecutorTool
+
+        self.registry.register(self._own(CodeExecutorTool()))
+
+    def _register_web(self) -> None:
+        from tools.builtin.web import (
+            BraveSearchBackend,
+            SearxngSearchBackend,
+            WebLoadTool,
+            WebSearchTool,
+            WebTool,
+        )
+
+        settings = self.settings
+        backend: Any = None
+        try:
+            if settings.brave_api_key:
+                backend = BraveSearchBackend(settings.brave_api_key)
+            elif settings.searxng_url:
+                backend = SearxngSearchBackend(settings.searxng_url)
+            web, load = WebTool(search_backend=backend), WebLoadTool()
+        except ImportError as exc:
+            self._skip("web", f"{exc}; install the web extra: pip install 'tooldeck[web]'")
+            return
+        except ValueError as exc:
+            raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None
+        self.registry.register(web)
+        self.registry.register(WebSearchTool(search_backend=backend))  # old name: web_search
+        self.registry.register(load)  # old name: load_web_page
+
+    def _register_user_context(self) -> None:
+        from tools.builtin.context_bridge import ContextBridge
+        from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextTool
+
+        settings = self.settings
+        try:
+            bridge = ContextBridge(settings.context_url, api_key=settings.context_api_key)
+        except ValueError as exc:
+            raise ServiceConfigError(f"--context-url / TOOLDECK_CONTEXT_URL: {exc}") from None
+        close = getattr(bridge, "close", None)
+        if callable(close):
+            self._closers.append(close)
+        tool = UserContextTool(context_bridge=bridge)
+        self.registry.register(tool)
+        for alias in USER_CONTEXT_ALIASES:  # old names, kept callable
+            self.registry.register(
+                tool, name=alias.name, description=alias.description, preset=alias.preset
+            )
+
+    def _skip(self, name: str, reason: str) -> None:
+        self.skipped[name] = reason
+        _log.info("tool %s not registered: %s", name, reason)

@@ -1,0 +1,160 @@
+"""Dispatch overhead of the registry against a bare pydantic baseline, measured in one run.
+
+Run: ``python scripts/bench_dispatch.py [--quick]``. Prints medians and ratios; no assertions.
+
+(a) baseline: ``AddRequest.model_validate_json(payload)`` + the call;
+(b) ``add(a: int, b: int)`` and a nested-model tool through ``registry.call_tool_raw`` from
+    the JSON text an LLM sends, full envelope and ``to_dict()`` included;
+(c) an invalid payload through the registry;
+(d) ``to_openai_tools()`` for 200 registered tools, cold and cached (strict and not);
+(e) ``python -c "import tools"`` wall time against ``import pydantic`` and an empty interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tools import BaseTool, LocalToolRegistry
+
+
+class AddRequest(BaseModel):
+    a: int
+    b: int
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: First addend.
+        b: Second addend.
+    """
+    return a + b
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+class RouteRequest(BaseModel):
+    origin: Point
+    destination: Point
+    waypoints: list[Point] = []
+    mode: str = Field(default="driving", description="driving|walking")
+
+
+class RouteTool(BaseTool[RouteRequest, dict[str, Any]]):
+    name = "route"
+    description = "Distance of a route."
+
+    def execute_internal(self, request: RouteRequest) -> dict[str, Any]:
+        points = [request.origin, *request.waypoints, request.destination]
+        distance = sum(abs(p.x - q.x) + abs(p.y - q.y) for p, q in zip(points, points[1:], strict=False))
+        return {"distance": distance, "mode": request.mode}
+
+
+def per_call_us(fn: Callable[[], Any], number: int, repeat: int) -> float:
+    """Median microseconds per call over ``repeat`` runs of ``number`` calls."""
+    runs = timeit.repeat(fn, number=number, repeat=repeat)
+    return statistics.median(runs) / number * 1e6
+
+
+def wall_ms(code: str, repeat: int) -> float:
+    """Median wall time in ms of ``python -c code`` in a fresh interpreter."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def make_tools(count: int) -> LocalToolRegistry:
+    """A registry of ``count`` distinct tools with small nested schemas."""
+    registry = LocalToolRegistry()
+    for i in range(count):
+        fields: dict[str, Any] = {
+            "query": (str, Field(description=f"Query {i}.")),
+            "limit": (int, Field(default=10, description="Maximum hits.")),
+            "origin": (Point | None, None),
+        }
+        from pydantic import create_model
+
+        model = create_model(f"Req{i}", **fields)
+
+        def body(ns: dict[str, Any], i: int = i) -> None:
+            ns["name"] = f"tool_{i}"
+            ns["description"] = f"Tool number {i}."
+            ns["execute_internal"] = lambda self, request: request
+
+        import types
+
+        cls = types.new_class(f"Tool{i}", (BaseTool[model, Any],), {}, body)  # type: ignore[valid-type]
+        registry.register(cls())
+    return registry
+
+
+def main() -> None:
+    """Run every measurement and print a report."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    args = parser.parse_args()
+    number, repeat = (2_000, 5) if args.quick else (20_000, 9)
+
+    registry = LocalToolRegistry()
+    registry.register(add)
+    registry.register(RouteTool())
+    payload = '{"a": 1, "b": 2}'
+    nested = (
+        '{"origin": {"x": 0, "y": 0}, "destination": {"x": 3, "y": 4},'
+        ' "waypoints": [{"x": 1, "y": 1}, {"x": 2, "y": 2}]}'
+    )
+    invalid = '{"a": "one", "c": 3}'
+    nested_baseline = RouteRequest.model_validate_json
+    assert registry.call_tool_raw("add", payload).data == 3
+    assert registry.call_tool_raw("add", invalid).error is not None
+
+    baseline = per_call_us(lambda: add(**AddRequest.model_validate_json(payload).__dict__), number, repeat)
+    flat = per_call_us(lambda: registry.call_tool_raw("add", payload).to_dict(), number, repeat)
+    nested_base = per_call_us(lambda: RouteTool().execute_internal(nested_baseline(nested)), number, repeat)
+    nested_reg = per_call_us(lambda: registry.call_tool_raw("route", nested).to_dict(), number, repeat)
+    bad = per_call_us(lambda: registry.call_tool_raw("add", invalid).to_dict(), number // 4, repeat)
+
+    print("dispatch (median per call, same run)")
+    print(f"  (a) baseline model_validate_json + call   {baseline:8.2f} us")
+    print(f"  (b) flat add via registry, JSON in, dict out {flat:6.2f} us   {flat / baseline:5.2f}x  (target < 5x)")
+    print(f"      nested-model baseline                  {nested_base:8.2f} us")
+    print(f"      nested-model tool via registry         {nested_reg:8.2f} us   {nested_reg / nested_base:5.2f}x")
+    print(f"  (c) invalid payload via registry           {bad:8.2f} us   {bad / baseline:5.2f}x  (target < 10x)")
+
+    big = make_tools(200)
+    for strict in (False, True):
+        start = time.perf_counter()
+        big.to_openai_tools(strict=strict)
+        cold = (time.perf_counter() - start) * 1e3
+        cached = per_call_us(lambda strict=strict: big.to_openai_tools(strict=strict), 50, repeat) / 1e3
+        label = "strict" if strict else "plain "
+        print(f"  (d) to_openai_tools {label} 200 tools: cold {cold:7.2f} ms, cached {cached:6.3f} ms (target < 1 ms)")
+
+    imports = 3 if args.quick else 9
+    empty = wall_ms("pass", imports)
+    pyd = wall_ms("import pydantic", imports)
+    ours = wall_ms("import tools", imports)
+    print(
+        f"  (e) import tools {ours:6.1f} ms wall (interpreter alone {empty:.1f} ms, import pydantic {pyd:.1f} ms);"
+        f" tools adds {ours - empty:.1f} ms over a bare interpreter, {ours - pyd:.1f} ms over pydantic (target < 100 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()

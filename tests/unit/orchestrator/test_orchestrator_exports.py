@@ -1,0 +1,53 @@
+"""The public import paths of the orchestrator package are pinned."""
+
+from __future__ import annotations
+
+import orchestrator
+import orchestrator.graph
+import orchestrator.offline
+
+EXPECTED = {
+    "SYSTEM_PROMPT",
+    "AgentGraph",
+    "AgentRun",
+    "ChatModel",
+    "ChatModelConnectionError",
+    "ChatModelError",
+    "ChatModelHTTPError",
+    "ChatModelResponseError",
+    "ChatResponse",
+    "Message",
+    "OfflineModel",
+    "OpenAIChatModel",
+    "OrchestratorService",
+    "ServiceConfigError",
+    "Settings",
+    "StepRecord",
+    "StopReason",
+    "ToolCallRecord",
+    "ToolChoice",
+    "ToolRegistry",
+    "ToolRunner",
+    "ToolsNode",
+    "run_agent",
+}
+
+
+def test_public_names() -> None:
+    assert set(orchestrator.__all__) == EXPECTED
+    for name in EXPECTED:
+        assert getattr(orchestrator, name) is not None
+    assert orchestrator.graph.ToolsNode is orchestrator.ToolsNode
+    assert orchestrator.offline.OfflineModel is orchestrator.OfflineModel
+
+
+def test_graph_package_does_not_import_concrete_tools() -> None:
+    import ast
+    import pathlib
+
+    root = pathlib.Path(orchestrator.graph.__file__).parent
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("tools.builtin"), path.name

@@ -1,0 +1,40 @@
+"""Pins the public import paths: a rename here is a breaking change for users."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "tools": [
+        "ActionStrategy",
+        "BaseTool",
+        "CircuitBreaker",
+        "CompositeTool",
+        "ErrorInfo",
+        "FunctionTool",
+        "InMemoryMetrics",
+        "InvalidArgumentsError",
+        "LocalToolRegistry",
+        "RetryPolicy",
+        "ToolError",
+        "ToolResult",
+        "UpstreamError",
+        "UnknownToolError",
+        "UnknownActionError",
+        "ToolTimeoutError",
+        "PermissionDeniedError",
+        "ToolDefinitionError",
+    ],
+    "tools.testing": ["schema_drift"],
+}
+
+
+@pytest.mark.parametrize(("module", "names"), PUBLIC.items())
+def test_public_names_importable(module: str, names: list[str]) -> None:
+    mod = importlib.import_module(module)
+    missing = [n for n in names if not hasattr(mod, n)]
+    assert missing == []
+    if hasattr(mod, "__all__"):
+        assert set(names) <= set(mod.__all__)

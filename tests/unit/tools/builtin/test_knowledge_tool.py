@@ -1,0 +1,125 @@
+"""search_knowledge / store_knowledge through the registry, as the model calls them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tools import LocalToolRegistry
+from tools.builtin.knowledge import KnowledgeSearchTool, KnowledgeStoreTool, SqliteKnowledgeStore
+
+
+@pytest.fixture
+def registry() -> Iterator[LocalToolRegistry]:
+    store = SqliteKnowledgeStore(":memory:", clock=lambda: 1_700_000_000.0)
+    registry = LocalToolRegistry()
+    registry.register(KnowledgeStoreTool(store=store))
+    registry.register(KnowledgeSearchTool(store=store, max_text_chars=40))
+    yield registry
+    store.close()
+
+
+def _data(result: dict[str, Any]) -> Any:
+    assert result["status"] == "success", result
+    return result["data"]
+
+
+def test_store_then_search_round_trip(registry: LocalToolRegistry) -> None:
+    stored = _data(
+        registry(
+            "store_knowledge",
+            text="The office wifi password rotates every Monday.",
+            title="Wifi policy",
+            source="handbook.pdf",
+            tags=["it", "policy", "it"],
+        )
+    )
+    assert stored == {"id": "1", "duplicate": False, "message": "Stored with id 1."}
+    found = _data(registry("search_knowledge", query="wifi password"))
+    assert found == {
+        "query": "wifi password",
+        "results": [
+            {
+                "id": "1",
+                "score": found["results"][0]["score"],
+                "snippet": "The office **wifi** **password** rotates every Monday.",
+                "text": "The office wifi password rotates every M…",
+                "text_truncated": True,
+                "title": "Wifi policy",
+                "source": "handbook.pdf",
+                "tags": ["it", "policy"],
+                "stored_at": "2023-11-14T22:13:20+00:00",
+            }
+        ],
+    }
+
+
+def test_duplicate_store_says_so(registry: LocalToolRegistry) -> None:
+    registry("store_knowledge", text="Same fact.")
+    again = _data(registry("store_knowledge", text="Same fact."))
+    assert again["duplicate"] is True
+    assert "already stored (id 1)" in again["message"]
+
+
+def test_tag_and_source_filters(registry: LocalToolRegistry) -> None:
+    registry("store_knowledge", text="Budget meeting notes", tags=["finance"], source="a")
+    registry("store_knowledge", text="Budget for the party", tags=["fun"], source="b")
+    by_tag = _data(registry("search_knowledge", query="budget", tag="finance"))
+    assert [r["tags"] for r in by_tag["results"]] == [["finance"]]
+    by_source = _data(registry("search_knowledge", query="budget", source="b"))
+    assert [r["source"] for r in by_source["results"]] == ["b"]
+    both = _data(registry("search_knowledge", query="budget", tag="finance", source="b"))
+    assert both["results"] == []
+    assert "Nothing stored matches" in both["note"]
+
+
+def test_nulls_from_strict_mode_mean_defaults(registry: LocalToolRegistry) -> None:
+    registry("store_knowledge", text="Null handling works", title=None, source=None, tags=None)
+    found = _data(
+        registry("search_knowledge", query="null handling", limit=None, tag=None, source=None)
+    )
+    assert len(found["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "fragment"),
+    [
+        ("search_knowledge", {"query": ""}, "query"),
+        ("search_knowledge", {"query": "   "}, "empty"),
+        ("search_knowledge", {"query": '() "" **'}, "no letters or digits"),
+        ("search_knowledge", {"query": "x", "limit": 0}, "limit"),
+        ("search_knowledge", {"query": "x" * 501}, "query"),
+        ("store_knowledge", {"text": ""}, "text"),
+        ("store_knowledge", {"text": "   "}, "empty"),
+        ("store_knowledge", {"text": "x", "tags": ["t"] * 17}, "tags"),
+        ("store_knowledge", {"text": "x", "metadata": {"a": 1}}, "metadata"),
+    ],
+)
+def test_bad_calls_are_validation_errors(
+    registry: LocalToolRegistry, tool: str, arguments: dict[str, Any], fragment: str
+) -> None:
+    result = registry(tool, **arguments)
+    assert result["status"] == "error"
+    assert result["error_type"] == "validation_error"
+    assert fragment in result["error"]
+
+
+def test_strict_openai_export(registry: LocalToolRegistry) -> None:
+    tools = {t["function"]["name"]: t["function"] for t in registry.to_openai_tools(strict=True)}
+    assert set(tools) == {"store_knowledge", "search_knowledge"}
+    for function in tools.values():
+        assert function["strict"] is True
+        params = function["parameters"]
+        assert params["additionalProperties"] is False
+        assert set(params["required"]) == set(params["properties"])
+    assert (
+        "OR between alternatives"
+        in tools["search_knowledge"]["parameters"]["properties"]["query"]["description"]
+    )
+
+
+def test_old_names_are_the_tool_names() -> None:
+    assert KnowledgeSearchTool.name == "search_knowledge"
+    assert KnowledgeStoreTool.name == "store_knowledge"
