@@ -30,9 +30,7 @@ def _bounded_int(value: Any, default: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def calendar_payload(
-    records: Sequence[CalendarEvent], *, now: datetime, options: Mapping[str, Any]
-) -> dict[str, Any]:
+def calendar_payload(records: Sequence[CalendarEvent], *, now: datetime, options: Mapping[str, Any]) -> dict[str, Any]:
     """Events from the start of today (in ``options['timezone']``) to ``days`` ahead."""
     zone = _zone(options.get("timezone"))
     days = _bounded_int(options.get("days"), 7, 1, 60)
@@ -59,11 +57,7 @@ def _in_window(
 ) -> bool:
     start, end = event.start, event.end
     if not isinstance(start, datetime):
-        last = (
-            end - timedelta(days=1)
-            if isinstance(end, date) and not isinstance(end, datetime)
-            else start
-        )
+        last = end - timedelta(days=1) if isinstance(end, date) and not isinstance(end, datetime) else start
         return start <= last_day and max(start, last) >= first_day
     finish = end if isinstance(end, datetime) else start
     return start < window_end and finish >= day_start
@@ -117,9 +111,7 @@ def normalize_calendar(data: Any) -> dict[str, Any]:
             upcoming.append({"date": day.isoformat(), "weekday": day.strftime("%a"), **item})
         if isinstance(start, datetime):
             if day == today:
-                timed_today.append(
-                    (start, end if isinstance(end, datetime) else start, item["title"])
-                )
+                timed_today.append((start, end if isinstance(end, datetime) else start, item["title"]))
             if next_event is None and start > now:
                 minutes = int((start - now).total_seconds() // 60)
                 next_event = {**item, "date": day.isoformat(), "starts_in_minutes": minutes}
@@ -134,9 +126,7 @@ def normalize_calendar(data: Any) -> dict[str, Any]:
     }
 
 
-def _alerts(
-    timed_today: list[tuple[datetime, datetime, str]], next_event: dict[str, Any] | None
-) -> list[str]:
+def _alerts(timed_today: list[tuple[datetime, datetime, str]], next_event: dict[str, Any] | None) -> list[str]:
     alerts: list[str] = []
     timed_today.sort()
     for (start_a, end_a, title_a), (start_b, _, title_b) in pairwise(timed_today):

@@ -26,9 +26,7 @@ def _bounded(value: Any, default: Decimal, low: Decimal, high: Decimal) -> Decim
     return min(max(number, low), high)
 
 
-def finance_payload(
-    records: Sequence[Transaction], *, now: datetime, options: Mapping[str, Any]
-) -> dict[str, Any]:
+def finance_payload(records: Sequence[Transaction], *, now: datetime, options: Mapping[str, Any]) -> dict[str, Any]:
     """Totals and top categories over the last ``finance_days`` days, recent transactions,
     and expenses of at least ``large_expense`` in the last week. ``records`` sorted by date."""
     try:
@@ -79,16 +77,12 @@ def normalize_finance(data: Any) -> dict[str, Any]:
         raise TypeError("finance payload must be an object")
     period = data["period"]
     alerts = [
-        f"Large expense: {tx['amount'].lstrip('-')} {tx['currency']} to {tx['description']} "
-        f"on {tx['date']}"
+        f"Large expense: {tx['amount'].lstrip('-')} {tx['currency']} to {tx['description']} on {tx['date']}"
         for tx in (_tx_view(raw) for raw in data.get("large_expenses") or [])
     ]
     return {
         "period": f"last {period['days']} days ({period['from']} to {period['to']})",
-        "totals": [
-            {key: str(row[key]) if key != "count" else int(row[key]) for key in row}
-            for row in data["totals"]
-        ],
+        "totals": [{key: str(row[key]) if key != "count" else int(row[key]) for key in row} for row in data["totals"]],
         "top_expense_categories": [
             {"category": str(row["key"]), "spent": str(row["expenses"]), "count": int(row["count"])}
             for row in data["top_expense_categories"]

@@ -62,9 +62,7 @@ def http_get(
     retrying = Retrying(
         stop=stop_after_attempt(max_attempts),
         wait=wait_exponential(multiplier=0.2, max=2.0),
-        retry=retry_if_exception_type(
-            (requests.ConnectionError, requests.Timeout, _RetryableStatus)
-        ),
+        retry=retry_if_exception_type((requests.ConnectionError, requests.Timeout, _RetryableStatus)),
         sleep=sleep,
         reraise=True,
     )
@@ -105,9 +103,7 @@ def _get_once(
         for chunk in response.iter_content(chunk_size=65536):
             body += chunk
             if len(body) > max_bytes:
-                raise AdapterError(
-                    f"{safe_origin(url)} sent more than {max_bytes // (1024 * 1024)} MiB"
-                )
+                raise AdapterError(f"{safe_origin(url)} sent more than {max_bytes // (1024 * 1024)} MiB")
         return bytes(body)
 
 

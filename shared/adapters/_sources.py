@@ -31,9 +31,7 @@ def read_file_bytes(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     except PermissionError:
         raise AdapterError("permission denied", source=name) from None
     except OSError as exc:
-        raise AdapterError(
-            f"cannot read file ({exc.strerror or type(exc).__name__})", source=name
-        ) from None
+        raise AdapterError(f"cannot read file ({exc.strerror or type(exc).__name__})", source=name) from None
 
 
 def file_token(path: str) -> Hashable | None:
@@ -48,9 +46,7 @@ def file_token(path: str) -> Hashable | None:
 def decode_text(data: bytes, *, source: str, encoding: str = "utf-8") -> str:
     """Decode ``data`` (a UTF-8 BOM is dropped); undecodable bytes raise with the line."""
     try:
-        return data.decode(
-            "utf-8-sig" if encoding.lower().replace("_", "-") == "utf-8" else encoding
-        )
+        return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") == "utf-8" else encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise AdapterError(f"not valid {encoding} text", source=source, line=line) from None

@@ -228,9 +228,7 @@ class BaseAdapter(ABC, Generic[T]):
             return self._failure(exc.describe())
         except Exception as exc:
             logger.exception("adapter %s/%s failed", self.category, self.platform)
-            return self._failure(
-                f"the {self.platform} adapter failed unexpectedly ({type(exc).__name__})"
-            )
+            return self._failure(f"the {self.platform} adapter failed unexpectedly ({type(exc).__name__})")
         return AdapterResult(
             success=True,
             category=self.category,
@@ -271,8 +269,7 @@ class BaseAdapter(ABC, Generic[T]):
             return model.model_validate(dict(config))
         except ValidationError as exc:
             raise AdapterError(
-                f"invalid options for {self.category}/{self.platform}: "
-                f"{format_validation_error(exc)}"
+                f"invalid options for {self.category}/{self.platform}: {format_validation_error(exc)}"
             ) from None
 
     def cache_token(self, config: Mapping[str, Any]) -> Hashable | None:
@@ -301,9 +298,7 @@ class BaseAdapter(ABC, Generic[T]):
         return [record for batch in batches for record in batch]
 
     @classmethod
-    def context_payload(
-        cls, records: Sequence[T], *, now: datetime, options: Mapping[str, Any]
-    ) -> Any:
+    def context_payload(cls, records: Sequence[T], *, now: datetime, options: Mapping[str, Any]) -> Any:
         """The JSON payload the context service serves for this category.
 
         Default: every record, JSON-compatible. Categories with many records override it

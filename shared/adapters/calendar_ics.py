@@ -69,9 +69,7 @@ def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise AdapterError(
-            f"unknown time zone {name!r} (use an IANA name such as 'Europe/Lisbon')"
-        ) from None
+        raise AdapterError(f"unknown time zone {name!r} (use an IANA name such as 'Europe/Lisbon')") from None
 
 
 @register_adapter(category="calendar", platform="ics")
@@ -125,14 +123,12 @@ class IcsCalendarAdapter(BaseAdapter[CalendarEvent]):
         import recurring_ical_events
 
         try:
-            occurrences = recurring_ical_events.of(
-                raw.calendar, keep_recurrence_attributes=True
-            ).between(raw.start, raw.end)
+            occurrences = recurring_ical_events.of(raw.calendar, keep_recurrence_attributes=True).between(
+                raw.start, raw.end
+            )
         except Exception as exc:
             # recurring-ical-events raises its own errors and ValueError for bad rules.
-            raise AdapterError(
-                f"cannot expand recurring events: {exc}", source=raw.source
-            ) from None
+            raise AdapterError(f"cannot expand recurring events: {exc}", source=raw.source) from None
         events = [_event(component, raw) for component in occurrences]
         events.sort(key=lambda event: _sort_key(event.start))
         return events
@@ -158,9 +154,7 @@ class IcsCalendarAdapter(BaseAdapter[CalendarEvent]):
         return merged
 
     @classmethod
-    def context_payload(
-        cls, records: Sequence[CalendarEvent], *, now: datetime, options: Mapping[str, Any]
-    ) -> Any:
+    def context_payload(cls, records: Sequence[CalendarEvent], *, now: datetime, options: Mapping[str, Any]) -> Any:
         """Events from the start of today up to ``options['days']`` (default 7) ahead."""
         return to_jsonable_python(calendar_payload(records, now=now, options=options))
 
@@ -226,9 +220,7 @@ def _event(component: Any, raw: _IcsRaw) -> CalendarEvent:
     start = _when(component.get("DTSTART"), raw.zone)
     if start is None:
         uid = _text(component.get("UID")) or "?"
-        raise AdapterError(
-            f"event {uid!r} has no DTSTART", source=raw.source, line=find_line(raw.text, uid)
-        )
+        raise AdapterError(f"event {uid!r} has no DTSTART", source=raw.source, line=find_line(raw.text, uid))
     end = _when(component.get("DTEND"), raw.zone)
     if end is None and component.get("DURATION") is not None:
         end = start + component.get("DURATION").dt

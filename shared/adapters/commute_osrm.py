@@ -80,9 +80,7 @@ class OsrmCommuteAdapter(BaseAdapter[Route]):
                 f"no route from {origin_name} to {dest_name}: {code or 'bad answer'}"
                 + (f" ({str(message)[:200]})" if message else "")
             )
-        return _RouteRaw(
-            origin=origin_name, destination=dest_name, profile=options.profile, body=body
-        )
+        return _RouteRaw(origin=origin_name, destination=dest_name, profile=options.profile, body=body)
 
     def transform(self, raw: _RouteRaw) -> list[Route]:
         """The first (fastest) route."""
@@ -100,9 +98,7 @@ class OsrmCommuteAdapter(BaseAdapter[Route]):
                 )
             ]
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            raise AdapterError(
-                f"unexpected answer from the routing API ({type(exc).__name__})"
-            ) from None
+            raise AdapterError(f"unexpected answer from the routing API ({type(exc).__name__})") from None
 
     @classmethod
     def normalize_for_tools(cls, data: Any) -> dict[str, Any]:

@@ -72,9 +72,7 @@ class FinanceAdapter(BaseAdapter[Transaction]):
         return merged
 
     @classmethod
-    def context_payload(
-        cls, records: Sequence[Transaction], *, now: datetime, options: Mapping[str, Any]
-    ) -> Any:
+    def context_payload(cls, records: Sequence[Transaction], *, now: datetime, options: Mapping[str, Any]) -> Any:
         """Totals over the last ``options['finance_days']`` days (default 30) and recent items."""
         return to_jsonable_python(finance_payload(records, now=now, options=options))
 

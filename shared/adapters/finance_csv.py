@@ -80,16 +80,9 @@ def parse_amount(text: str, *, decimal_comma: bool = False) -> Decimal:
         ValueError: ``text`` holds no number.
     """
     cleaned = _NOISE.sub("", text.strip())
-    negative = (
-        cleaned.startswith("-")
-        or cleaned.endswith("-")
-        or (cleaned.startswith("(") and cleaned.endswith(")"))
-    )
+    negative = cleaned.startswith("-") or cleaned.endswith("-") or (cleaned.startswith("(") and cleaned.endswith(")"))
     cleaned = cleaned.strip("()+-")
-    if decimal_comma:
-        cleaned = cleaned.replace(".", "").replace(",", ".")
-    else:
-        cleaned = cleaned.replace(",", "")
+    cleaned = cleaned.replace(".", "").replace(",", ".") if decimal_comma else cleaned.replace(",", "")
     try:
         value = Decimal(cleaned)
     except InvalidOperation:
@@ -135,9 +128,7 @@ class CsvFinanceAdapter(FinanceAdapter):
                 )
             rows = [(reader.line_num, row) for row in reader]
         except csv.Error as exc:
-            raise AdapterError(
-                f"malformed CSV: {exc}", source=source, line=reader.line_num
-            ) from None
+            raise AdapterError(f"malformed CSV: {exc}", source=source, line=reader.line_num) from None
         return _CsvRaw(source=source, options=options, rows=rows)
 
     def transform(self, raw: _CsvRaw) -> list[Transaction]:

@@ -67,9 +67,7 @@ class OfxFinanceAdapter(FinanceAdapter):
                 "not an OFX file: the OFX header is missing or malformed", source=source, line=1
             ) from None
         except (ParseError, ValueError) as exc:
-            raise AdapterError(
-                f"malformed OFX: {str(exc).splitlines()[0][:200]}", source=source
-            ) from None
+            raise AdapterError(f"malformed OFX: {str(exc).splitlines()[0][:200]}", source=source) from None
         statements = [el for tag in _STATEMENTS for el in root.iter(tag)]
         if not statements:
             raise AdapterError("the OFX file holds no bank or credit-card statement", source=source)
@@ -99,9 +97,7 @@ class OfxFinanceAdapter(FinanceAdapter):
         out.sort(key=lambda tx: tx.date)
         return out
 
-    def _transaction(
-        self, model: Any, currency: str, account: str, options: OfxOptions
-    ) -> Transaction:
+    def _transaction(self, model: Any, currency: str, account: str, options: OfxOptions) -> Transaction:
         name = str(model.name or getattr(model.payee, "name", None) or model.memo or model.trntype)
         memo = str(model.memo) if model.memo else None
         return Transaction(
@@ -109,13 +105,9 @@ class OfxFinanceAdapter(FinanceAdapter):
             date=model.dtposted.date(),
             amount=model.trnamt,
             description=name,
-            category=categorize(
-                f"{name} {memo or ''}", options.category_rules, options.default_category
-            ),
+            category=categorize(f"{name} {memo or ''}", options.category_rules, options.default_category),
             account=account,
-            currency=str(model.currency.cursym).upper()
-            if getattr(model, "currency", None)
-            else currency,
+            currency=str(model.currency.cursym).upper() if getattr(model, "currency", None) else currency,
             source=self.platform,
             memo=memo,
         )

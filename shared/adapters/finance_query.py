@@ -105,8 +105,7 @@ class FinanceIndex:
         self._items = sorted(transactions, key=lambda tx: tx.date)
         self._ordinals = [tx.date.toordinal() for tx in self._items]
         self._text = [
-            f"{tx.description}\x1f{tx.memo or ''}\x1f{tx.category}\x1f{tx.account}".lower()
-            for tx in self._items
+            f"{tx.description}\x1f{tx.memo or ''}\x1f{tx.category}\x1f{tx.account}".lower() for tx in self._items
         ]
 
     def __len__(self) -> int:
@@ -151,9 +150,7 @@ class FinanceIndex:
             body = self._categories(selected)
         else:
             body = self._page(selected, query)
-        out: dict[str, Any] = to_jsonable_python(
-            {"action": query.action, "filters": filters, **body}
-        )
+        out: dict[str, Any] = to_jsonable_python({"action": query.action, "filters": filters, **body})
         return out
 
     def _page(self, selected: list[Transaction], query: FinanceQuery) -> dict[str, Any]:

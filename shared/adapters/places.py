@@ -50,6 +50,5 @@ def resolve_place(text: str, places: Mapping[str, Place]) -> tuple[str, Place]:
     known = ", ".join(sorted(places)) or "none configured"
     shown = wanted[:80]
     raise AdapterError(
-        f"unknown place {shown!r}; use one of the configured places ({known}) "
-        "or coordinates as 'lat,lon'"
+        f"unknown place {shown!r}; use one of the configured places ({known}) or coordinates as 'lat,lon'"
     )

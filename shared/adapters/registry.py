@@ -31,9 +31,7 @@ AdapterClass = type[BaseAdapter[Any]]
 A = TypeVar("A", bound=AdapterClass)
 
 
-def register_adapter(
-    *, category: str, platform: str, registry: AdapterRegistry | None = None
-) -> Callable[[A], A]:
+def register_adapter(*, category: str, platform: str, registry: AdapterRegistry | None = None) -> Callable[[A], A]:
     """Class decorator: set an adapter's ``category``/``platform`` and optionally register it.
 
     Args:

@@ -25,10 +25,7 @@ from shared.adapters.registry import register_adapter
 __all__ = ["WMO_CODES", "OpenMeteoOptions", "OpenMeteoWeatherAdapter"]
 
 CURRENT_FIELDS = "temperature_2m,apparent_temperature,precipitation,weather_code,wind_speed_10m"
-DAILY_FIELDS = (
-    "weather_code,temperature_2m_max,temperature_2m_min,precipitation_probability_max,"
-    "precipitation_sum"
-)
+DAILY_FIELDS = "weather_code,temperature_2m_max,temperature_2m_min,precipitation_probability_max,precipitation_sum"
 
 #: WMO weather interpretation codes, as documented by Open-Meteo.
 WMO_CODES: Mapping[int, str] = MappingProxyType(
@@ -131,9 +128,7 @@ class OpenMeteoWeatherAdapter(BaseAdapter[WeatherForecast]):
                 daily=days,
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise AdapterError(
-                f"unexpected answer from open-meteo ({type(exc).__name__}: {exc})"
-            ) from None
+            raise AdapterError(f"unexpected answer from open-meteo ({type(exc).__name__}: {exc})") from None
         return [forecast]
 
     @classmethod

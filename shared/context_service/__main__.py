@@ -19,9 +19,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--config", required=True, help="JSON or TOML config file")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument(
-        "--api-key-env", default=None, help="environment variable holding the API key"
-    )
+    parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
     env = os.environ if environ is None else environ
@@ -34,8 +32,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         from shared.context_service.config import ConfigError, load_config
     except ImportError as exc:
         print(
-            "the context service needs the 'context' extra: "
-            f"pip install 'tooldeck[context]' ({exc})",
+            f"the context service needs the 'context' extra: pip install 'tooldeck[context]' ({exc})",
             file=sys.stderr,
         )
         return 2
@@ -52,9 +49,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             file=sys.stderr,
         )
         return 2
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     aggregator = ContextAggregator(config)
     app = create_app(aggregator, api_key=api_key)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)

@@ -73,9 +73,7 @@ class ContextAggregator:
         max_workers: int = 8,
     ) -> None:
         self._config = config
-        self._registry = (
-            registry if registry is not None else AdapterRegistry.with_builtin_adapters()
-        )
+        self._registry = registry if registry is not None else AdapterRegistry.with_builtin_adapters()
         self._clock = clock
         self._monotonic = monotonic
         self._adapter_kwargs = dict(adapter_kwargs or {})
@@ -131,9 +129,7 @@ class ContextAggregator:
                 out[category] = future.result()
             except Exception as exc:
                 logger.exception("category %s failed for user %s", category, user_id)
-                out[category] = _status(
-                    "error", f"the {category} category failed ({type(exc).__name__})"
-                )
+                out[category] = _status("error", f"the {category} category failed ({type(exc).__name__})")
         return {
             "user_id": user_id,
             "generated_at": now,
@@ -170,9 +166,7 @@ class ContextAggregator:
         return {
             "status": "ok",
             "users": len(self._config.users),
-            "adapters": [
-                cls(**self._adapter_kwargs).get_capabilities().to_dict() for cls in self._registry
-            ],
+            "adapters": [cls(**self._adapter_kwargs).get_capabilities().to_dict() for cls in self._registry],
         }
 
     # -- internals ----------------------------------------------------------------------
@@ -188,9 +182,7 @@ class ContextAggregator:
         if not entries:
             if category not in KNOWN_CATEGORIES and category not in self._registry.categories():
                 known = ", ".join(KNOWN_CATEGORIES)
-                return _status(
-                    "unknown_category", f"unknown category {category[:40]!r}; known: {known}"
-                )
+                return _status("unknown_category", f"unknown category {category[:40]!r}; known: {known}")
             return _status("not_configured", f"no {category} source is configured for this user")
         snap = self._snapshot(user_id, user, category, entries, destination)
         errors = _errors(snap.results)
@@ -229,9 +221,7 @@ class ContextAggregator:
         destination: str | None,
     ) -> _Snapshot:
         classes = [self._registry.get(entry.category, entry.platform) for entry in entries]
-        uses_destination = any(
-            cls is not None and "destination" in cls.Options.model_fields for cls in classes
-        )
+        uses_destination = any(cls is not None and "destination" in cls.Options.model_fields for cls in classes)
         key = (
             user_id,
             category,
@@ -241,31 +231,23 @@ class ContextAggregator:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
             configs = [
-                self._options(entry, user, cls, destination)
-                for entry, cls in zip(entries, classes, strict=True)
+                self._options(entry, user, cls, destination) for entry, cls in zip(entries, classes, strict=True)
             ]
             tokens = tuple(
                 self._adapter(cls).cache_token(config) if cls is not None else None
                 for cls, config in zip(classes, configs, strict=True)
             )
             cached = self._cache.get(key)
-            if (
-                cached is not None
-                and cached.tokens == tokens
-                and self._monotonic() - cached.built_at < cached.ttl
-            ):
+            if cached is not None and cached.tokens == tokens and self._monotonic() - cached.built_at < cached.ttl:
                 return cached
             results = [
-                self._run(entry, cls, config)
-                for entry, cls, config in zip(entries, classes, configs, strict=True)
+                self._run(entry, cls, config) for entry, cls, config in zip(entries, classes, configs, strict=True)
             ]
             first = next((cls for cls in classes if cls is not None), None)
             ok_batches = [result.data for result in results if result.success]
             records = first.merge_records(ok_batches) if first is not None else []
             failed = any(not result.success for result in results)
-            ttls = [
-                entry.cache_ttl_seconds for entry in entries if entry.cache_ttl_seconds is not None
-            ]
+            ttls = [entry.cache_ttl_seconds for entry in entries if entry.cache_ttl_seconds is not None]
             ttl = 0.0 if failed else min(ttls, default=self._config.cache_ttl_seconds)
             snap = _Snapshot(first, results, records, tokens, self._monotonic(), ttl)
             self._cache[key] = snap
@@ -299,13 +281,9 @@ class ContextAggregator:
                 options["destination"] = chosen
         return options
 
-    def _run(
-        self, entry: AdapterEntry, cls: AdapterClass | None, config: Mapping[str, Any]
-    ) -> AdapterResult[Any]:
+    def _run(self, entry: AdapterEntry, cls: AdapterClass | None, config: Mapping[str, Any]) -> AdapterResult[Any]:
         if cls is None:
-            available = (
-                ", ".join(c.platform for c in self._registry.for_category(entry.category)) or "none"
-            )
+            available = ", ".join(c.platform for c in self._registry.for_category(entry.category)) or "none"
             return AdapterResult(
                 success=False,
                 category=entry.category,
@@ -330,9 +308,7 @@ def _entries(user: UserConfig, category: str) -> list[AdapterEntry]:
 
 def _errors(results: Sequence[AdapterResult[Any]]) -> list[dict[str, Any]]:
     return [
-        {"platform": result.platform, "error": result.error or "failed"}
-        for result in results
-        if not result.success
+        {"platform": result.platform, "error": result.error or "failed"} for result in results if not result.success
     ]
 
 

@@ -88,9 +88,7 @@ def create_app(aggregator: ContextAggregator, *, api_key: str | None = None) -> 
         return _json(body)
 
     @app.get("/context/finance/query")
-    def finance_query(
-        request: Request, x_api_key: Annotated[str | None, Header(max_length=512)] = None
-    ) -> Response:
+    def finance_query(request: Request, x_api_key: Annotated[str | None, Header(max_length=512)] = None) -> Response:
         if not authorized(x_api_key):
             return unauthorized()
         params = dict(request.query_params)

@@ -123,9 +123,7 @@ def scripted() -> Iterator[ScriptedServer]:
     """A started :class:`ScriptedServer` on 127.0.0.1."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.scripted = ScriptedServer(url=f"http://127.0.0.1:{server.server_address[1]}")
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-    )
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield server.scripted
     server.scripted.release.set()
@@ -134,9 +132,7 @@ def scripted() -> Iterator[ScriptedServer]:
     thread.join(5)
 
 
-def service_config(
-    api_url: str, *, extra_adapters: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+def service_config(api_url: str, *, extra_adapters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The sample files plus weather and commute pointed at the replay server."""
     return {
         "cache_ttl_seconds": 60,
@@ -214,19 +210,13 @@ def start_service() -> Iterator[Callable[..., RunningService]]:
     """Start the real ASGI app under uvicorn in a thread; every one is stopped at teardown."""
     running: list[tuple[uvicorn.Server, threading.Thread, ContextAggregator]] = []
 
-    def start(
-        config: dict[str, Any], *, api_key: str | None = None, **aggregator_kwargs: Any
-    ) -> RunningService:
+    def start(config: dict[str, Any], *, api_key: str | None = None, **aggregator_kwargs: Any) -> RunningService:
         aggregator_kwargs.setdefault("clock", lambda: FIXED_NOW)
-        aggregator_kwargs.setdefault(
-            "adapter_kwargs", {"sleep": lambda _: None, "http_timeout": 2.0}
-        )
+        aggregator_kwargs.setdefault("adapter_kwargs", {"sleep": lambda _: None, "http_timeout": 2.0})
         aggregator = ContextAggregator(ServiceConfig.model_validate(config), **aggregator_kwargs)
         app = create_app(aggregator, api_key=api_key)
         sock = _free_socket()
-        server = uvicorn.Server(
-            uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-        )
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
         deadline = time.monotonic() + 10

@@ -26,9 +26,7 @@ def _reasons(out: dict[str, Any]) -> set[tuple[str, str]]:
 
 def test_service_down(closed_url: str) -> None:
     out = _bridge(closed_url, timeout=2).fetch(["calendar", "finance"])
-    assert _reasons(out) == {
-        ("unavailable", f"cannot connect to the context service at {closed_url}")
-    }
+    assert _reasons(out) == {("unavailable", f"cannot connect to the context service at {closed_url}")}
 
 
 def test_slow_service_is_cut_at_the_total_timeout(scripted: Scripted) -> None:

@@ -83,9 +83,7 @@ def test_retries_are_bounded(scripted: Scripted) -> None:
 def test_api_error_body_and_garbage(scripted: Scripted) -> None:
     scripted.queue(400, (Path(__file__).parent / "replay" / "open_meteo_error.json").read_bytes())
     result = _weather().fetch({"base_url": scripted.url, "location": "1,1"})
-    assert result.error == (
-        "open-meteo refused the request: Latitude must be in range of -90 to 90°. Given: 123.0."
-    )
+    assert result.error == ("open-meteo refused the request: Latitude must be in range of -90 to 90°. Given: 123.0.")
     scripted.queue(200, b"<html>maintenance</html>", content_type="text/html")
     result = _weather().fetch({"base_url": scripted.url, "location": "1,1"})
     assert result.error == f"{scripted.url} answered with something that is not JSON"
@@ -109,9 +107,7 @@ def test_slow_api_times_out(scripted: Scripted) -> None:
 
 def test_osrm_route(scripted: Scripted) -> None:
     adapter = OsrmCommuteAdapter(sleep=_no_sleep, http_timeout=2.0)
-    result = adapter.fetch(
-        {"base_url": scripted.url, "origin": "home", "destination": "Office", "places": PLACES}
-    )
+    result = adapter.fetch({"base_url": scripted.url, "origin": "home", "destination": "Office", "places": PLACES})
     assert result.success, result.error
     assert result.data == [
         Route(
@@ -123,24 +119,16 @@ def test_osrm_route(scripted: Scripted) -> None:
         )
     ]
     path, _ = scripted.requests[0]
-    assert path.startswith(
-        "/route/v1/driving/-9.139300,38.722300;-9.142700,38.736900?overview=false"
-    )
+    assert path.startswith("/route/v1/driving/-9.139300,38.722300;-9.142700,38.736900?overview=false")
 
 
 def test_osrm_no_route_and_unknown_place(scripted: Scripted) -> None:
     adapter = OsrmCommuteAdapter(sleep=_no_sleep, http_timeout=2.0)
-    result = adapter.fetch(
-        {"base_url": scripted.url, "origin": "home", "destination": "0,0", "places": PLACES}
-    )
-    assert (
-        result.error
-        == "no route from Home to 0.0000,0.0000: NoRoute (Impossible route between points)"
-    )
+    result = adapter.fetch({"base_url": scripted.url, "origin": "home", "destination": "0,0", "places": PLACES})
+    assert result.error == "no route from Home to 0.0000,0.0000: NoRoute (Impossible route between points)"
     result = adapter.fetch({"base_url": scripted.url, "destination": "mars", "places": PLACES})
     assert result.error == (
-        "unknown place 'mars'; use one of the configured places (home, office) "
-        "or coordinates as 'lat,lon'"
+        "unknown place 'mars'; use one of the configured places (home, office) or coordinates as 'lat,lon'"
     )
     result = adapter.fetch({"base_url": scripted.url, "places": PLACES})
     assert result.error == "no destination given; pass one of the configured places (home, office)"

@@ -22,9 +22,7 @@ KEY = "s3cret-key-for-tests"
 
 
 @pytest.fixture
-def service(
-    scripted: Scripted, start_service: Start, make_config: Callable[..., dict[str, Any]]
-) -> Any:
+def service(scripted: Scripted, start_service: Start, make_config: Callable[..., dict[str, Any]]) -> Any:
     return start_service(make_config(scripted.url), api_key=KEY)
 
 
@@ -75,16 +73,12 @@ def test_unknown_user_is_404(service: Any) -> None:
 
 
 def test_finance_query_endpoint(service: Any) -> None:
-    body = _get(
-        f"{service.url}/context/finance/query", action="search", search="cafe", per_page="2"
-    ).json()
+    body = _get(f"{service.url}/context/finance/query", action="search", search="cafe", per_page="2").json()
     assert body["status"] == "ok"
     assert body["result"]["total"] == 4
     assert body["result"]["pages"] == 2
     assert [t["account"] for t in body["result"]["transactions"]] == ["Joint", "Checking"]
-    grouped = _get(
-        f"{service.url}/context/finance/query", action="summary", group_by="month"
-    ).json()
+    grouped = _get(f"{service.url}/context/finance/query", action="summary", group_by="month").json()
     assert [g["key"] for g in grouped["result"]["groups"]] == ["2026-10", "2026-11"]
 
 
@@ -98,15 +92,12 @@ def test_finance_query_endpoint(service: Any) -> None:
         ({"page": "0"}, "invalid finance query: page: Input should be greater than or equal to 1"),
         (
             {"sort": "id"},
-            "invalid finance query: sort: Input should be 'date', 'amount', "
-            "'description' or 'category'",
+            "invalid finance query: sort: Input should be 'date', 'amount', 'description' or 'category'",
         ),
         ({"drop": "table"}, "invalid finance query: drop: Extra inputs are not permitted"),
     ],
 )
-def test_invalid_finance_queries_are_422(
-    service: Any, params: dict[str, str], message: str
-) -> None:
+def test_invalid_finance_queries_are_422(service: Any, params: dict[str, str], message: str) -> None:
     response = _get(f"{service.url}/context/finance/query", **params)
     assert response.status_code == 422
     assert response.json() == {"error": message}
@@ -127,9 +118,7 @@ def test_weather_outage_only_affects_weather(scripted: Scripted, service: Any) -
 
 
 @pytest.fixture
-def cli_service(
-    tmp_path: Path, scripted: Scripted, make_config: Callable[..., dict[str, Any]]
-) -> Iterator[str]:
+def cli_service(tmp_path: Path, scripted: Scripted, make_config: Callable[..., dict[str, Any]]) -> Iterator[str]:
     config = make_config(scripted.url)
     config["api_key_env"] = "CONTEXT_TEST_KEY"
     path = tmp_path / "context.json"

@@ -24,14 +24,10 @@ def examples_dir() -> Path:
 
 def _registry(url: str, *, api_key: str | None = KEY, timeout: float = 5) -> LocalToolRegistry:
     registry = LocalToolRegistry()
-    tool = UserContextTool(
-        context_bridge=ContextBridge(url, api_key=api_key, timeout=timeout, sleep=lambda _: None)
-    )
+    tool = UserContextTool(context_bridge=ContextBridge(url, api_key=api_key, timeout=timeout, sleep=lambda _: None))
     registry.register(tool)
     for alias in USER_CONTEXT_ALIASES:
-        registry.register(
-            tool, name=alias.name, description=alias.description, preset=dict(alias.preset)
-        )
+        registry.register(tool, name=alias.name, description=alias.description, preset=dict(alias.preset))
     return registry
 
 
@@ -109,9 +105,7 @@ def test_finance_queries_as_a_model_sends_them(registry: LocalToolRegistry) -> N
     )
     groups = {g["key"]: g["expenses"] for g in summary.data["result"]["groups"]}
     assert groups["Travel"] == "612.40"
-    cats = registry.call_tool("query_finance", finance_action="categories").data["result"][
-        "categories"
-    ]
+    cats = registry.call_tool("query_finance", finance_action="categories").data["result"]["categories"]
     assert cats[0] == {
         "category": "Housing",
         "count": 2,
@@ -157,16 +151,11 @@ def test_broken_files_are_reported_with_file_and_line(
         if "path" in adapter:
             adapter["path"] = str(tmp_path / Path(adapter["path"]).name)
     service = start_service(config, api_key=KEY)
-    data = (
-        _registry(service.url)
-        .call_tool("user_context", category=["calendar", "finance", "weather"])
-        .data
-    )
+    data = _registry(service.url).call_tool("user_context", category=["calendar", "finance", "weather"]).data
     cats = data["categories"]
     assert cats["calendar"]["status"] == "error"
     assert cats["calendar"]["reason"] == (
-        "calendar.ics line 58: Content line could not be parsed into parts: 'SUMMARY Gym': "
-        "Invalid content line"
+        "calendar.ics line 58: Content line could not be parsed into parts: 'SUMMARY Gym': Invalid content line"
     )
     assert cats["finance"]["status"] == "error"
     assert cats["finance"]["reason"] == (

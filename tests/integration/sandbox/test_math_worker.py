@@ -13,6 +13,7 @@ import pytest
 
 from tools import LocalToolRegistry
 from tools.builtin.math import MathJob, MathSolverTool, SympyWorkerPool
+from tools.builtin.math.parser import FUNCTIONS
 from tools.errors import ToolError, ToolTimeoutError
 
 
@@ -147,6 +148,22 @@ def test_hostile_math_is_rejected_clearly(
 
 def _pids(engine: SympyWorkerPool) -> set[int]:
     return {worker.proc.pid for worker in [*engine._idle, *engine._busy]}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_allowed_function_is_known_to_the_worker(solver: MathSolverTool, name: str) -> None:
+    low, _ = FUNCTIONS[name]
+    arguments = ", ".join(["x", "3"][:low]) if low == 2 else "x"
+    out = solver.execute(operation="simplify", expression=f"{name}({arguments})")
+    assert out.error is None, out.error
+    assert out.data["result"]
+
+
+def test_sympy_failures_are_answers_not_crashes(pool: SympyWorkerPool) -> None:
+    with pytest.raises(ToolError) as caught:
+        pool.compute(MathJob("differentiate", [["int", "1"]], variables=["x"], order=1))
+        pool.compute(MathJob("solve", [["call", "sin", [["sym", "x"]]]], variables=["y", "z"]))
+    assert "crashed" not in str(caught.value)
 
 
 def test_long_computation_times_out_and_the_pool_recovers() -> None:

@@ -394,8 +394,14 @@ def test_any_node_as_a_property_converts_without_surprises(node: Schema) -> None
     assert Draft202012Validator(prop).is_valid(None)
 
 
-@SETTINGS
-@given(st.recursive(st.none() | st.integers() | TEXT, lambda c: st.lists(c) | st.dictionaries(TEXT, c)))
+@LIGHT
+@given(
+    st.recursive(
+        st.none() | st.integers() | TEXT,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(TEXT, c, max_size=3),
+        max_leaves=8,
+    )
+)
 def test_values_without_nulls_to_strip_are_returned_as_is(value: Any) -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     stripped = strip_disallowed_nulls(value, schema)

@@ -24,6 +24,7 @@ What is isolated (see ``docs/compute.md`` for the full, honest list):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -212,11 +213,16 @@ class LocalSandbox:
 
     def _prepare(self, workdir: Path, code: str, language: str, stdin: str | None) -> Path:
         program = workdir / _FILE_NAMES.get(language, "main.txt")
-        program.write_text(code, encoding="utf-8", errors="surrogateescape")
-        (workdir / ".stdin").write_text(stdin or "", encoding="utf-8", errors="surrogateescape")
-        if self._uid is not None:
-            for path in (workdir, program):
-                os.chown(path, self._uid, self._uid)
+        try:
+            program.write_text(code, encoding="utf-8", errors="surrogateescape")
+            stdin_bytes = (stdin or "").encode("utf-8", "surrogateescape")
+            (workdir / ".stdin").write_bytes(stdin_bytes)
+            if self._uid is not None:
+                for path in (workdir, program):
+                    os.chown(path, self._uid, self._uid)
+        except OSError as exc:
+            msg = f"The sandbox could not prepare its working directory ({type(exc).__name__})."
+            raise ToolError(msg) from exc
         return program
 
     def _env(self, workdir: Path) -> dict[str, str]:
@@ -285,7 +291,8 @@ class LocalSandbox:
             capture = self._collect(proc, status_r, started + timeout)
         finally:
             kill_group(proc.pid)
-            proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
             with self._lock:
                 self._running.discard(proc.pid)
             os.close(status_r)

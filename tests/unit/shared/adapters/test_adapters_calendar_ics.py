@@ -12,21 +12,15 @@ from shared.adapters import CalendarEvent, IcsCalendarAdapter
 LISBON = ZoneInfo("Europe/Lisbon")
 
 
-def _fetch(
-    path: Path, now: datetime, **options: object
-) -> tuple[bool, str | None, list[CalendarEvent]]:
+def _fetch(path: Path, now: datetime, **options: object) -> tuple[bool, str | None, list[CalendarEvent]]:
     adapter = IcsCalendarAdapter(clock=lambda: now)
     result = adapter.fetch({"path": str(path), "timezone": "Europe/Lisbon", **options})
     return result.success, result.error, result.data
 
 
-def test_sample_calendar_expands_recurring_events(
-    examples: Path, clock: Callable[[], datetime]
-) -> None:
+def test_sample_calendar_expands_recurring_events(examples: Path, clock: Callable[[], datetime]) -> None:
     adapter = IcsCalendarAdapter(clock=clock)
-    result = adapter.fetch(
-        {"path": str(examples / "calendar.ics"), "timezone": "Europe/Lisbon", "horizon_days": 6}
-    )
+    result = adapter.fetch({"path": str(examples / "calendar.ics"), "timezone": "Europe/Lisbon", "horizon_days": 6})
     assert result.success, result.error
     assert result.category == "calendar"
     assert result.platform == "ics"
@@ -64,9 +58,7 @@ def test_recurring_event_keeps_wall_clock_time_across_dst(examples: Path) -> Non
 
 
 def test_utc_event_is_shown_in_the_configured_zone(examples: Path) -> None:
-    ok, _, events = _fetch(
-        examples / "calendar.ics", datetime(2026, 11, 26, tzinfo=timezone.utc), horizon_days=3
-    )
+    ok, _, events = _fetch(examples / "calendar.ics", datetime(2026, 11, 26, tzinfo=timezone.utc), horizon_days=3)
     assert ok
     call = next(e for e in events if e.title == "Call with New York team")
     assert isinstance(call.start, datetime)
@@ -113,9 +105,7 @@ def _broken(tmp_path: Path, examples: Path, old: str, new: str) -> Path:
     return path
 
 
-def test_bad_datetime_names_file_and_line(
-    tmp_path: Path, examples: Path, clock: Callable[[], datetime]
-) -> None:
+def test_bad_datetime_names_file_and_line(tmp_path: Path, examples: Path, clock: Callable[[], datetime]) -> None:
     path = _broken(
         tmp_path,
         examples,
@@ -158,21 +148,12 @@ def test_missing_file_and_bad_options(tmp_path: Path, clock: Callable[[], dateti
     assert result.error is not None
     assert "exactly one of 'path' or 'url'" in result.error
     result = IcsCalendarAdapter(clock=clock).fetch({"path": "a.ics", "colour": "red"})
-    assert (
-        result.error == "invalid options for calendar/ics: colour: Extra inputs are not permitted"
-    )
-    result = IcsCalendarAdapter(clock=clock).fetch(
-        {"path": str(tmp_path), "timezone": "Mars/Olympus"}
-    )
-    assert (
-        result.error
-        == "unknown time zone 'Mars/Olympus' (use an IANA name such as 'Europe/Lisbon')"
-    )
+    assert result.error == "invalid options for calendar/ics: colour: Extra inputs are not permitted"
+    result = IcsCalendarAdapter(clock=clock).fetch({"path": str(tmp_path), "timezone": "Mars/Olympus"})
+    assert result.error == "unknown time zone 'Mars/Olympus' (use an IANA name such as 'Europe/Lisbon')"
 
 
-def test_binary_garbage_is_reported_not_raised(
-    tmp_path: Path, clock: Callable[[], datetime]
-) -> None:
+def test_binary_garbage_is_reported_not_raised(tmp_path: Path, clock: Callable[[], datetime]) -> None:
     path = tmp_path / "garbage.ics"
     path.write_bytes(b"BEGIN:VCALENDAR\n\xff\xfe\x00\x01\n")
     ok, error, _ = _fetch(path, clock())

@@ -41,9 +41,7 @@ def test_sample_csv_with_column_mapping(
     assert sum(tx.amount for tx in result.data) == Decimal("1863.89")
 
 
-def test_debit_credit_columns_semicolons_and_decimal_comma(
-    tmp_path: Path, clock: Callable[[], datetime]
-) -> None:
+def test_debit_credit_columns_semicolons_and_decimal_comma(tmp_path: Path, clock: Callable[[], datetime]) -> None:
     path = tmp_path / "bank.csv"
     path.write_text(
         "Data;Descrição;Débito;Crédito;Moeda\n"
@@ -111,20 +109,15 @@ def test_bad_date_names_file_and_line(tmp_path: Path, clock: Callable[[], dateti
     path = tmp_path / "dates.csv"
     path.write_text("date,description,amount\n2026-11-01,a,1\n2026-13-45,b,2\n")
     result = _csv(path, clock)
-    assert (
-        result.error == "dates.csv line 3: date '2026-13-45' does not match the format '%Y-%m-%d'"
-    )
+    assert result.error == "dates.csv line 3: date '2026-13-45' does not match the format '%Y-%m-%d'"
 
 
-def test_missing_column_is_reported_on_line_1(
-    tmp_path: Path, clock: Callable[[], datetime]
-) -> None:
+def test_missing_column_is_reported_on_line_1(tmp_path: Path, clock: Callable[[], datetime]) -> None:
     path = tmp_path / "cols.csv"
     path.write_text("when,what,how much\n2026-11-01,a,1\n")
     result = _csv(path, clock)
     assert result.error == (
-        "cols.csv line 1: missing column(s) 'date', 'description', 'amount'; "
-        "the header has 'when', 'what', 'how much'"
+        "cols.csv line 1: missing column(s) 'date', 'description', 'amount'; the header has 'when', 'what', 'how much'"
     )
 
 
@@ -167,9 +160,7 @@ def test_sample_ofx(examples: Path, clock: Callable[[], datetime]) -> None:
     )
 
 
-def test_ofx_bad_amount_names_file_and_line(
-    tmp_path: Path, examples: Path, clock: Callable[[], datetime]
-) -> None:
+def test_ofx_bad_amount_names_file_and_line(tmp_path: Path, examples: Path, clock: Callable[[], datetime]) -> None:
     text = (examples / "statement.ofx").read_text().replace("<TRNAMT>-62.35", "<TRNAMT>lots")
     path = tmp_path / "bad.ofx"
     path.write_text(text)
@@ -182,14 +173,10 @@ def test_ofx_not_ofx(tmp_path: Path, clock: Callable[[], datetime]) -> None:
     path = tmp_path / "hello.ofx"
     path.write_text("hello world\n")
     result = OfxFinanceAdapter(clock=clock).fetch({"path": str(path)})
-    assert (
-        result.error == "hello.ofx line 1: not an OFX file: the OFX header is missing or malformed"
-    )
+    assert result.error == "hello.ofx line 1: not an OFX file: the OFX header is missing or malformed"
 
 
-def test_ofx_without_statement(
-    tmp_path: Path, examples: Path, clock: Callable[[], datetime]
-) -> None:
+def test_ofx_without_statement(tmp_path: Path, examples: Path, clock: Callable[[], datetime]) -> None:
     text = (examples / "statement.ofx").read_text()
     head, _ = text.split("<OFX>", 1)
     path = tmp_path / "empty.ofx"

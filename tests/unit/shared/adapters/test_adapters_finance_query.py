@@ -43,13 +43,9 @@ def test_transactions_newest_first_with_paging() -> None:
 
 
 def test_search_matches_every_word_case_insensitively() -> None:
-    out = FinanceIndex(TXS).run(
-        FinanceQuery(action="search", search="coffee CORNER", sort="amount", sort_dir="asc")
-    )
+    out = FinanceIndex(TXS).run(FinanceQuery(action="search", search="coffee CORNER", sort="amount", sort_dir="asc"))
     assert [t["amount"] for t in out["transactions"]] == ["-3.50", "-2.80"]
-    out = FinanceIndex(TXS).run(
-        FinanceQuery(action="search", search="groceries")
-    )  # category text too
+    out = FinanceIndex(TXS).run(FinanceQuery(action="search", search="groceries"))  # category text too
     assert out["total"] == 2
 
 

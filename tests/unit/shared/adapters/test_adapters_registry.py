@@ -95,9 +95,7 @@ def test_resolve_place() -> None:
     assert resolve_place("OFFICE", places) == ("Office", places["office"])
     name, place = resolve_place(" 38.5, -9.25 ", places)
     assert (name, place.lat, place.lon) == ("38.5000,-9.2500", 38.5, -9.25)
-    with pytest.raises(
-        AdapterError, match=r"unknown place 'mars'; use one of the configured places \(office\)"
-    ):
+    with pytest.raises(AdapterError, match=r"unknown place 'mars'; use one of the configured places \(office\)"):
         resolve_place("mars", places)
     with pytest.raises(AdapterError, match="unknown place"):
         resolve_place("95,200", places)

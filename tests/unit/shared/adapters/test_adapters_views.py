@@ -25,9 +25,7 @@ def test_calendar_summary_of_the_sample_day(examples: Path, clock: Callable[[], 
         .fetch({"path": str(examples / "calendar.ics"), "timezone": "Europe/Lisbon"})
         .data
     )
-    payload = IcsCalendarAdapter.context_payload(
-        events, now=clock(), options={"timezone": "Europe/Lisbon", "days": 7}
-    )
+    payload = IcsCalendarAdapter.context_payload(events, now=clock(), options={"timezone": "Europe/Lisbon", "days": 7})
     summary = IcsCalendarAdapter.normalize_for_tools(payload)
     assert [(e["start"], e["title"]) for e in summary["today"]] == [
         ("09:30", "Team stand-up"),
@@ -76,14 +74,8 @@ def test_calendar_conflict_alert() -> None:
 def test_finance_summary_of_the_sample(
     csv_columns: dict[str, str], examples: Path, clock: Callable[[], datetime]
 ) -> None:
-    txs = (
-        CsvFinanceAdapter(clock=clock)
-        .fetch({"path": str(examples / "statement.csv"), "columns": csv_columns})
-        .data
-    )
-    payload = CsvFinanceAdapter.context_payload(
-        txs, now=clock(), options={"large_expense": 600, "finance_days": 30}
-    )
+    txs = CsvFinanceAdapter(clock=clock).fetch({"path": str(examples / "statement.csv"), "columns": csv_columns}).data
+    payload = CsvFinanceAdapter.context_payload(txs, now=clock(), options={"large_expense": 600, "finance_days": 30})
     summary = CsvFinanceAdapter.normalize_for_tools(payload)
     assert summary["period"] == "last 30 days (2026-10-28 to 2026-11-26)"
     assert summary["totals"] == [
@@ -184,16 +176,12 @@ def test_weather_and_commute_summaries() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    "cls", [IcsCalendarAdapter, CsvFinanceAdapter, OpenMeteoWeatherAdapter, OsrmCommuteAdapter]
-)
+@pytest.mark.parametrize("cls", [IcsCalendarAdapter, CsvFinanceAdapter, OpenMeteoWeatherAdapter, OsrmCommuteAdapter])
 @pytest.mark.parametrize(
     "payload",
     [None, 42, "text", [1, 2], {"events": "x"}, {"now": "yesterday", "events": []}, [{"x": 1}]],
 )
-def test_hostile_payloads_raise_shape_errors_only(
-    cls: type[BaseAdapter[Any]], payload: Any
-) -> None:
+def test_hostile_payloads_raise_shape_errors_only(cls: type[BaseAdapter[Any]], payload: Any) -> None:
     with contextlib.suppress(TypeError, KeyError, ValueError, AttributeError, IndexError):
         cls.normalize_for_tools(payload)
 

@@ -15,9 +15,7 @@ from shared.adapters import AdapterRegistry, BaseAdapter, FinanceQuery, register
 from shared.context_service import ContextAggregator, ServiceConfig, UnknownUserError
 
 
-def _config(
-    folder: Path, csv_columns: dict[str, str], extra: list[dict[str, Any]] | None = None
-) -> ServiceConfig:
+def _config(folder: Path, csv_columns: dict[str, str], extra: list[dict[str, Any]] | None = None) -> ServiceConfig:
     adapters: list[dict[str, Any]] = [
         {"category": "calendar", "platform": "ics", "path": str(folder / "calendar.ics")},
         {
@@ -29,9 +27,7 @@ def _config(
         {"category": "finance", "platform": "ofx", "path": str(folder / "statement.ofx")},
         *(extra or []),
     ]
-    return ServiceConfig.model_validate(
-        {"users": {"default": {"timezone": "Europe/Lisbon", "adapters": adapters}}}
-    )
+    return ServiceConfig.model_validate({"users": {"default": {"timezone": "Europe/Lisbon", "adapters": adapters}}})
 
 
 @pytest.fixture
@@ -80,9 +76,7 @@ def test_statuses_per_category(aggregator: ContextAggregator) -> None:
         "data": None,
         "reason": "no health source is configured for this user",
     }
-    assert cats["spaceships"]["reason"].startswith(
-        "unknown category 'spaceships'; known: calendar, finance"
-    )
+    assert cats["spaceships"]["reason"].startswith("unknown category 'spaceships'; known: calendar, finance")
     assert cats["calendar"]["data"]["now"] == "2026-11-26T09:00:00+00:00"
 
 
@@ -163,10 +157,7 @@ def test_one_broken_source_never_fails_the_others(
     assert cats["calendar"]["status"] == "error"
     assert cats["calendar"]["reason"].startswith("calendar.ics line 2: not a valid iCalendar file")
     assert cats["finance"]["status"] == "partial"
-    assert (
-        cats["finance"]["reason"]
-        == "statement.ofx line 1: not an OFX file: the OFX header is missing or malformed"
-    )
+    assert cats["finance"]["reason"] == "statement.ofx line 1: not an OFX file: the OFX header is missing or malformed"
     assert cats["finance"]["data"]["transaction_count"] == 25
 
 
@@ -202,9 +193,7 @@ def test_an_adapter_raising_is_contained(
     assert cats["finance"]["status"] == "ok"
 
 
-def test_finance_query_statuses(
-    folder: Path, csv_columns: dict[str, str], clock: Callable[[], datetime]
-) -> None:
+def test_finance_query_statuses(folder: Path, csv_columns: dict[str, str], clock: Callable[[], datetime]) -> None:
     config = ServiceConfig.model_validate({"users": {"default": {}}})
     agg = ContextAggregator(config, clock=clock)
     try:
@@ -223,9 +212,7 @@ def test_finance_query_statuses(
     assert "statement.ofx: file not found" in answer["reason"]
 
 
-def test_health_lists_adapters_without_user_data(
-    aggregator: ContextAggregator, folder: Path
-) -> None:
+def test_health_lists_adapters_without_user_data(aggregator: ContextAggregator, folder: Path) -> None:
     health = aggregator.health()
     assert health["status"] == "ok"
     assert [a["platform"] for a in health["adapters"]] == [

@@ -29,17 +29,7 @@ def test_sample_toml_config(examples: Path) -> None:
 def test_json_config_with_absolute_path(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(
-        json.dumps(
-            {
-                "users": {
-                    "u": {
-                        "adapters": [
-                            {"category": "finance", "platform": "csv", "path": "/data/x.csv"}
-                        ]
-                    }
-                }
-            }
-        )
+        json.dumps({"users": {"u": {"adapters": [{"category": "finance", "platform": "csv", "path": "/data/x.csv"}]}}})
     )
     config = load_config(path)
     assert config.users["u"].adapters[0].options == {"path": "/data/x.csv"}

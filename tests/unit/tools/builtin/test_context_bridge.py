@@ -54,9 +54,7 @@ def test_repr_hides_the_api_key() -> None:
 def test_service_down_gives_unavailable_per_category_after_bounded_retries() -> None:
     session = RefusingSession()
     slept: list[float] = []
-    bridge = ContextBridge(
-        "http://127.0.0.1:1", api_key="k", timeout=5, session=session, sleep=slept.append
-    )
+    bridge = ContextBridge("http://127.0.0.1:1", api_key="k", timeout=5, session=session, sleep=slept.append)
     out = bridge.fetch(["calendar", "finance"], "default")
     assert out["categories"] == {
         name: {

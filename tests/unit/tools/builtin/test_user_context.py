@@ -78,9 +78,7 @@ def registry(bridge: FakeBridge) -> LocalToolRegistry:
     tool = UserContextTool(context_bridge=bridge, user_id="alice")
     registry.register(tool)
     for alias in USER_CONTEXT_ALIASES:
-        registry.register(
-            tool, name=alias.name, description=alias.description, preset=dict(alias.preset)
-        )
+        registry.register(tool, name=alias.name, description=alias.description, preset=dict(alias.preset))
     return registry
 
 
@@ -141,9 +139,7 @@ def test_without_alerts(registry: LocalToolRegistry) -> None:
         (["calendar", "all"], None),
     ],
 )
-def test_category_forms(
-    registry: LocalToolRegistry, bridge: FakeBridge, category: Any, expected: Any
-) -> None:
+def test_category_forms(registry: LocalToolRegistry, bridge: FakeBridge, category: Any, expected: Any) -> None:
     assert registry.call_tool("user_context", category=category).ok
     assert bridge.fetches[-1][0] == expected
 
@@ -184,9 +180,7 @@ def test_finance_queries(registry: LocalToolRegistry, bridge: FakeBridge) -> Non
         "date_from": None,
         "date_to": None,
     }
-    registry.call_tool(
-        "query_finance", group_by="month", date_from="2026-01-01", date_to="2026-03-31"
-    )
+    registry.call_tool("query_finance", group_by="month", date_from="2026-01-01", date_to="2026-03-31")
     assert bridge.queries[-1]["action"] == "summary"
     assert (bridge.queries[-1]["date_from"], bridge.queries[-1]["date_to"]) == (
         "2026-01-01",
@@ -275,9 +269,7 @@ def test_bad_combinations_say_the_right_call(
         {"date_from": "yesterday"},
     ],
 )
-def test_schema_violations_are_validation_errors(
-    registry: LocalToolRegistry, arguments: dict[str, Any]
-) -> None:
+def test_schema_violations_are_validation_errors(registry: LocalToolRegistry, arguments: dict[str, Any]) -> None:
     result = registry.call_tool("user_context", **arguments)
     assert result.error is not None
     assert result.error.type == "validation_error"
@@ -299,8 +291,7 @@ def test_aliases_and_strict_export(registry: LocalToolRegistry) -> None:
         "query_finance",
     ]
     exported = {
-        t["function"]["name"]: t["function"]
-        for t in registry.to_openai_tools(strict=True, on_unsupported="raise")
+        t["function"]["name"]: t["function"] for t in registry.to_openai_tools(strict=True, on_unsupported="raise")
     }
     assert set(exported) == {
         "user_context",
