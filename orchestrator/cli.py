@@ -81,9 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="send OpenAI strict tool schemas (default: only to api.openai.com)",
     )
     parser.add_argument("--no-trace", action="store_true", help="print only the answer")
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)"
-    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
     return parser
 
 
@@ -112,8 +110,7 @@ def format_trace(run: AgentRun, model: str) -> str:
         if record["truncated"]:
             status += " [truncated]"
         lines.append(
-            f"  {number}. {record['name']} {_preview(record['arguments'])} -> {status} "
-            f"{record['duration_ms']:.1f} ms"
+            f"  {number}. {record['name']} {_preview(record['arguments'])} -> {status} {record['duration_ms']:.1f} ms"
         )
     return "\n".join(lines)
 

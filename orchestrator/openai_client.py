@@ -37,8 +37,7 @@ _SERVER_MESSAGE_CHARS = 500
 _STATUS_HINTS: Mapping[int, str] = {
     400: "the server rejected the request; check --model and that the server supports tools "
     "(llama.cpp needs a tool-capable chat format)",
-    401: "the API key was rejected; put a valid key in the environment variable named by "
-    "--api-key-env",
+    401: "the API key was rejected; put a valid key in the environment variable named by --api-key-env",
     403: "the API key lacks access to this model; check the key and --model",
     404: "no chat-completions endpoint or model there; --base-url should end in /v1 and "
     "--model must name a model the server serves",
@@ -222,8 +221,8 @@ class OpenAIChatModel:
             tools: OpenAI tool definitions; omitted from the request when empty.
             tool_choice: Sent only together with tools.
 
-        An assistant message with ``content: None`` is sent without ``content`` when it has
-        tool calls (else with ``""``): OpenAI allows it and llama.cpp servers need it.
+        An assistant message with ``content: None`` is sent with ``content: ""``: OpenAI
+        accepts it and llama.cpp servers need it.
 
         Returns:
             The parsed turn (``tool_calls`` read from ``tool_calls``, never from the legacy
@@ -302,9 +301,7 @@ class OpenAIChatModel:
         except requests.exceptions.ConnectTimeout as exc:
             raise self._connection_error("did not accept a connection in time", exc, True) from None
         except requests.exceptions.ReadTimeout as exc:
-            raise self._connection_error(
-                f"did not answer within {self._timeout:g}s", exc, False
-            ) from None
+            raise self._connection_error(f"did not answer within {self._timeout:g}s", exc, False) from None
         except requests.exceptions.ConnectionError as exc:
             raise self._connection_error("could not be reached", exc, True) from None
         except requests.exceptions.RequestException as exc:
@@ -339,9 +336,7 @@ class OpenAIChatModel:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _connection_error(
-        self, what: str, exc: Exception, retryable: bool
-    ) -> ChatModelConnectionError:
+    def _connection_error(self, what: str, exc: Exception, retryable: bool) -> ChatModelConnectionError:
         cause = self._scrub(str(exc))[:300]
         return ChatModelConnectionError(
             f"chat model endpoint {self._endpoint} {what} ({type(exc).__name__}: {cause}); "
@@ -391,18 +386,17 @@ class OpenAIChatModel:
 
 
 def _wire_messages(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Messages as every server accepts them: an assistant ``content: null`` is left out
-    when the turn has tool calls (as the OpenAI spec allows) and sent as "" otherwise;
-    llama.cpp-based servers reject a null assistant content."""
-    out: list[Mapping[str, Any]] = []
-    for message in messages:
-        if message.get("role") == "assistant" and message.get("content", "") is None:
-            fixed = {k: v for k, v in message.items() if k != "content"}
-            if not fixed.get("tool_calls"):
-                fixed["content"] = ""
-            message = fixed
-        out.append(message)
-    return out
+    """Messages as every server accepts them: an assistant ``content: null`` is sent as "".
+
+    OpenAI accepts both; llama.cpp-based servers reject null (pydantic) and their chat
+    templates read ``message.content`` even beside tool calls, so it cannot be left out.
+    """
+    return [
+        {**message, "content": ""}
+        if message.get("role") == "assistant" and message.get("content", "") is None
+        else message
+        for message in messages
+    ]
 
 
 def _server_message(raw: bytes) -> str:
@@ -450,7 +444,5 @@ def _tool_calls_of(calls: Any, turn: int) -> list[dict[str, Any]]:
         call_id = call.get("id")
         if not isinstance(call_id, str) or not call_id:
             call_id = f"call_{turn}_{index}"
-        out.append(
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-        )
+        out.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
     return out

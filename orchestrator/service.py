@@ -245,9 +245,7 @@ class OrchestratorService:
         tool = UserContextTool(context_bridge=bridge)
         self.registry.register(tool)
         for alias in USER_CONTEXT_ALIASES:  # old names, kept callable
-            self.registry.register(
-                tool, name=alias.name, description=alias.description, preset=alias.preset
-            )
+            self.registry.register(tool, name=alias.name, description=alias.description, preset=alias.preset)
 
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason

@@ -50,8 +50,7 @@ def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) ->
     except ValueError:
         example = "10" if kind is int else "60"
         raise ValueError(
-            f"environment variable {name}={raw!r} is not a {kind.__name__}; set it to e.g. "
-            f"{example} or unset it"
+            f"environment variable {name}={raw!r} is not a {kind.__name__}; set it to e.g. {example} or unset it"
         ) from None
 
 
@@ -109,8 +108,7 @@ class Settings:
             raise ValueError(f"max_parallel must be between 1 and 64, got {self.max_parallel}")
         if self.call_timeout is not None and self.call_timeout <= 0:
             raise ValueError(
-                f"call_timeout must be > 0 seconds, got {self.call_timeout}; "
-                "set TOOLDECK_CALL_TIMEOUT to e.g. 60"
+                f"call_timeout must be > 0 seconds, got {self.call_timeout}; set TOOLDECK_CALL_TIMEOUT to e.g. 60"
             )
         if self.model_timeout <= 0:
             raise ValueError(f"model_timeout must be > 0 seconds, got {self.model_timeout}")
@@ -168,9 +166,7 @@ class Settings:
     def public_dict(self) -> dict[str, Any]:
         """The settings without secrets (for ``--json`` output and logs)."""
         secret = {"api_key", "context_api_key", "brave_api_key"}
-        out = {
-            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in secret
-        }
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in secret}
         out["data_dir"] = str(self.data_dir)
         out["api_key_set"] = self.api_key is not None
         return out

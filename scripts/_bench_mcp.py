@@ -4,11 +4,14 @@ Run: ``python scripts/_bench_mcp.py [--calls 300] [--spawns 5]``. Prints medians
 ratios against a baseline measured in the same run; no assertions.
 
 * round trip over a persistent stdio session to an SDK-built server (``MCPServer`` with an
-  ``echo`` tool): ours (``MCPToolset`` tool ``execute`` -> validation, thread hop to the
-  toolset's loop, SDK client, envelope) against the SDK's own ``ClientSession.call_tool``
-  awaited directly on a loop (target: ours adds under 10%);
-* spawn-per-call (``MCPToolset(persistent=False)``): a fresh server process, handshake,
-  call and shutdown per call, against ours over the persistent session.
+  ``echo`` tool): ours (``MCPToolset`` tool ``execute``: validation, hop to the toolset's
+  loop thread, SDK client, envelope) against the SDK's own ``ClientSession.call_tool``
+  awaited directly on a loop in this thread (target: ours adds under 10%). Both speak
+  the same protocol revision (the ``initialize`` handshake), each to its own server
+  process from the same script, and their calls alternate so machine noise hits both;
+* the same with ``protocol="auto"`` (newest revision, 2026-07-28), for information;
+* spawn-per-call (``MCPToolset(persistent=False)``): a fresh server, handshake, call and
+  shutdown per call, against a persistent call.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,6 +36,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from tools.external.mcp import MCPToolset  # noqa: E402
 
 SERVER = '''
+import logging
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("bench")
@@ -41,40 +48,78 @@ def echo(text: str) -> str:
     return text
 
 
+logging.disable(logging.INFO)
 server.run("stdio")
 '''
 
 
-async def _sdk_samples(script: Path, calls: int, warmup: int) -> list[float]:
+@asynccontextmanager
+async def _sdk_session(script: Path) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=[str(script)])
-    samples: list[float] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
-        for i in range(warmup + calls):
-            start = time.perf_counter()
-            result = await session.call_tool("echo", {"text": f"m{i}"})
-            elapsed = (time.perf_counter() - start) * 1000.0
-            if result.is_error:
-                raise RuntimeError("SDK baseline call failed")
-            if i >= warmup:
-                samples.append(elapsed)
-    return samples
+        yield session
 
 
-def _ours_samples(script: Path, calls: int, warmup: int) -> list[float]:
-    samples: list[float] = []
-    with MCPToolset([sys.executable, str(script)]) as toolset:
-        echo = toolset.tool("echo")
-        for i in range(warmup + calls):
-            start = time.perf_counter()
-            result = echo.execute(text=f"m{i}")
-            elapsed = (time.perf_counter() - start) * 1000.0
-            if not result.ok:
-                raise RuntimeError(f"tooldeck call failed: {result}")
-            if i >= warmup:
-                samples.append(elapsed)
-    return samples
+class _HeldSession:
+    """The SDK session kept open by a task on ``loop``; calls run with run_until_complete."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, script: Path) -> None:
+        self._loop = loop
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self.session: Any = None
+        self._task = loop.create_task(self._own(script))
+        loop.run_until_complete(self._ready.wait())
+
+    async def _own(self, script: Path) -> None:
+        async with _sdk_session(script) as session:
+            self.session = session
+            self._ready.set()
+            await self._stop.wait()
+
+    def call(self, text: str) -> None:
+        result = self._loop.run_until_complete(self.session.call_tool("echo", {"text": text}))
+        if result.is_error:
+            raise RuntimeError("SDK baseline call failed")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._loop.run_until_complete(self._task)
+
+
+def _timed(func: Any, *args: Any) -> float:
+    start = time.perf_counter()
+    func(*args)
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _interleaved(script: Path, calls: int, protocol: str) -> tuple[list[float], list[float]]:
+    """(SDK samples, ours samples), alternating one call each."""
+    loop = asyncio.new_event_loop()
+    held = _HeldSession(loop, script)
+    sdk: list[float] = []
+    ours: list[float] = []
+    try:
+        with MCPToolset([sys.executable, str(script)], protocol=protocol) as toolset:  # type: ignore[arg-type]
+            echo = toolset.tool("echo")
+
+            def call_ours(text: str) -> None:
+                if not echo.execute(text=text).ok:
+                    raise RuntimeError("tooldeck call failed")
+
+            warmup = max(10, calls // 10)
+            for i in range(warmup + calls):
+                first, second = (held.call, call_ours) if i % 2 else (call_ours, held.call)
+                a, b = _timed(first, f"m{i}"), _timed(second, f"m{i}")
+                if i >= warmup:
+                    sdk.append(a if first is held.call else b)
+                    ours.append(b if first is held.call else a)
+    finally:
+        held.close()
+        loop.close()
+    return sdk, ours
 
 
 def _spawn_samples(script: Path, spawns: int) -> list[float]:
@@ -82,51 +127,47 @@ def _spawn_samples(script: Path, spawns: int) -> list[float]:
     with MCPToolset([sys.executable, str(script)], persistent=False) as toolset:
         echo = toolset.tool("echo")  # the listing itself spawns once
         for i in range(spawns):
-            start = time.perf_counter()
-            result = echo.execute(text=f"s{i}")
-            samples.append((time.perf_counter() - start) * 1000.0)
-            if not result.ok:
-                raise RuntimeError(f"spawn-per-call failed: {result}")
+            samples.append(_timed(echo.execute, f"s{i}"))
     return samples
 
 
 def run(calls: int = 300, spawns: int = 5) -> dict[str, float]:
     """Measure and print the MCP figures; return them for the glue script."""
-    warmup = max(10, calls // 10)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bench_server.py"
         script.write_text(SERVER)
-        # Interleave the two sides in rounds so machine noise hits both alike.
-        sdk: list[float] = []
-        ours: list[float] = []
-        rounds = 3
-        for _ in range(rounds):
-            sdk += asyncio.run(_sdk_samples(script, calls // rounds, warmup))
-            ours += _ours_samples(script, calls // rounds, warmup)
+        sdk, ours = _interleaved(script, calls, "legacy")
+        sdk_modern, ours_modern = _interleaved(script, calls // 2, "auto")
         spawn = _spawn_samples(script, spawns)
-    figures = {
+    f = {
         "sdk_call_ms": statistics.median(sdk),
         "ours_call_ms": statistics.median(ours),
+        "sdk_call_ms_2": statistics.median(sdk_modern),
+        "ours_auto_call_ms": statistics.median(ours_modern),
         "spawn_per_call_ms": statistics.median(spawn),
     }
-    figures["overhead_ratio"] = figures["ours_call_ms"] / figures["sdk_call_ms"]
-    figures["spawn_ratio"] = figures["spawn_per_call_ms"] / figures["ours_call_ms"]
-    print("MCP round trip, persistent stdio session (median of %d calls):" % len(ours))
-    print(f"  SDK ClientSession.call_tool      {figures['sdk_call_ms']:8.3f} ms  (baseline)")
+    f["overhead_ratio"] = f["ours_call_ms"] / f["sdk_call_ms"]
+    f["auto_ratio"] = f["ours_auto_call_ms"] / f["sdk_call_ms_2"]
+    f["spawn_ratio"] = f["spawn_per_call_ms"] / f["ours_call_ms"]
+    print(f"MCP round trip over a persistent stdio session (medians of {len(ours)} calls):")
+    print(f"  SDK ClientSession.call_tool          {f['sdk_call_ms']:8.3f} ms  (baseline)")
     print(
-        f"  MCPToolset tool.execute          {figures['ours_call_ms']:8.3f} ms  "
-        f"x{figures['overhead_ratio']:.2f} of baseline "
-        f"({(figures['overhead_ratio'] - 1) * 100:+.1f}%; target < +10%)"
+        f"  MCPToolset tool.execute              {f['ours_call_ms']:8.3f} ms  "
+        f"x{f['overhead_ratio']:.3f} ({(f['overhead_ratio'] - 1) * 100:+.1f}%; target < +10%)"
     )
     print(
-        f"  spawn-per-call (median of {len(spawn)})    {figures['spawn_per_call_ms']:8.1f} ms  "
-        f"x{figures['spawn_ratio']:.0f} of a persistent call"
+        f"  MCPToolset protocol='auto'           {f['ours_auto_call_ms']:8.3f} ms  "
+        f"x{f['auto_ratio']:.3f} of its own baseline run ({f['sdk_call_ms_2']:.3f} ms)"
     )
-    return figures
+    print(
+        f"  spawn-per-call (median of {len(spawn)})       {f['spawn_per_call_ms']:8.1f} ms  "
+        f"x{f['spawn_ratio']:.0f} of a persistent call"
+    )
+    return f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description="MCP client benchmark.")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--spawns", type=int, default=5)
     args = parser.parse_args()

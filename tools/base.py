@@ -228,16 +228,13 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                     return self._execute_parsed(raw)
             else:
                 request = self._validate(kwargs or {})
-        except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
-        try:
             response: Any = self.execute_internal(request)
             if inspect.isawaitable(response):
                 response = run_coroutine_sync(_awaited(response))
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
             return self._unexpected(exc, t0, started, request_id)
         return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
 
@@ -247,9 +244,6 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         request_id = new_request_id()
         try:
             request = self._validate(kwargs)
-        except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
-        try:
             if self.run_in_thread and not _is_async_callable(self.execute_internal):
                 import asyncio
 
@@ -261,7 +255,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
             return self._unexpected(exc, t0, started, request_id)
         return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
 
@@ -304,7 +298,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         info = ErrorInfo(exc.error_type, exc.message, exc.retryable, to_jsonable(exc.details))
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
-    def _unexpected(self, exc: Exception, t0: int, started: float, request_id: str) -> ToolResult:
+    def _unexpected(self, exc: BaseException, t0: int, started: float, request_id: str) -> ToolResult:
         logger.error(
             "tool %r raised %s (request_id=%s)",
             self.name,

@@ -44,9 +44,7 @@ class DaemonPool:
                 raise RuntimeError("the tool worker pool is shut down")
             self._queue.put((future, fn))
             if not self._idle.acquire(blocking=False) and len(self._threads) < self._max_workers:
-                thread = threading.Thread(
-                    target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
-                )
+                thread = threading.Thread(target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
         return future

@@ -35,8 +35,7 @@ def _note(original: int, kept: int, max_chars: int, items: tuple[int, int] | Non
     note: dict[str, Any] = {
         "original_chars": original,
         "omitted_chars": max(0, original - kept),
-        "note": f"Output cut to {max_chars} characters; ask for less (a narrower query, "
-        "fewer items) to see the rest.",
+        "note": f"Output cut to {max_chars} characters; ask for less (a narrower query, fewer items) to see the rest.",
     }
     if items is not None:
         note["items_shown"], note["items_total"] = items

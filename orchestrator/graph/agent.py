@@ -70,10 +70,7 @@ class AgentRun:
             "stop_reason": self.stop_reason,
             "iterations": self.iterations,
             "timings": dict(self.timings),
-            "steps": [
-                {"node": s.node, "iteration": s.iteration, "duration_ms": s.duration_ms}
-                for s in self.steps
-            ],
+            "steps": [{"node": s.node, "iteration": s.iteration, "duration_ms": s.duration_ms} for s in self.steps],
             "tool_results": [dict(r) for r in self.tool_results],
             "messages": self.messages,
         }

@@ -53,12 +53,8 @@ class ToolCallRecord(TypedDict):
     truncated: bool
 
 
-def _failure(
-    name: str, error_type: ErrorType, message: str, *, retryable: bool = False
-) -> ToolResult:
-    return ToolResult.failure(
-        error_type, message, retryable=retryable, metadata={"tool_name": name}
-    )
+def _failure(name: str, error_type: ErrorType, message: str, *, retryable: bool = False) -> ToolResult:
+    return ToolResult.failure(error_type, message, retryable=retryable, metadata={"tool_name": name})
 
 
 def _run_sync(coro: Any) -> Any:
@@ -209,9 +205,7 @@ class ToolsNode:
             _log.warning("tool calls cancelled; answering the unfinished ones as cancelled")
         message = "The call was cancelled before it finished because the run was stopped."
         done = [
-            outcome
-            if outcome is not None
-            else (_failure(call.name, "cancelled", message, retryable=True), 0.0)
+            outcome if outcome is not None else (_failure(call.name, "cancelled", message, retryable=True), 0.0)
             for call, outcome in zip(calls, outcomes, strict=True)
         ]
         return self._update(calls, done)
@@ -271,9 +265,7 @@ class ToolsNode:
         if tool is not None and _runs_on_loop(tool):
             return await self._registry.acall_tool_raw(call.name, call.arguments)
         loop = asyncio.get_running_loop()
-        future = self._worker_pool().submit(
-            lambda: self._registry.call_tool_raw(call.name, call.arguments)
-        )
+        future = self._worker_pool().submit(lambda: self._registry.call_tool_raw(call.name, call.arguments))
         return await asyncio.wrap_future(future, loop=loop)
 
     def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
@@ -307,9 +299,7 @@ class ToolsNode:
 
     # ------------------------------------------------------------------ answers
 
-    def _update(
-        self, calls: Sequence[PendingCall], outcomes: Sequence[tuple[ToolResult, float]]
-    ) -> dict[str, Any]:
+    def _update(self, calls: Sequence[PendingCall], outcomes: Sequence[tuple[ToolResult, float]]) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
         records: list[ToolCallRecord] = []
         for call, (outcome, duration_ms) in zip(calls, outcomes, strict=True):
@@ -346,9 +336,9 @@ def _runs_on_loop(tool: Any) -> bool:
     """Async tools (and thread-affine sync ones) run on the event loop, others on workers."""
     if not getattr(tool, "run_in_thread", True):
         return True
-    return inspect.iscoroutinefunction(
-        getattr(tool, "execute_internal", None)
-    ) or inspect.iscoroutinefunction(getattr(tool, "func", None))
+    return inspect.iscoroutinefunction(getattr(tool, "execute_internal", None)) or inspect.iscoroutinefunction(
+        getattr(tool, "func", None)
+    )
 
 
 def _arguments_for_trace(arguments: Any) -> Any:

@@ -70,9 +70,7 @@ def error_sentence(tool: str, arguments: Mapping[str, Any], result: Mapping[str,
     """An honest sentence about a failed call, with the tool's own message."""
     message = clip(result.get("error") or "no reason given", 400)
     kind = result.get("error_type") or "error"
-    return f"I couldn't {describe_attempt(tool, arguments)}: the {tool} tool reported {kind}: " + (
-        _sentence(message)
-    )
+    return f"I couldn't {describe_attempt(tool, arguments)}: the {tool} tool reported {kind}: " + (_sentence(message))
 
 
 def _math(arguments: Mapping[str, Any], data: Any) -> str:
@@ -117,9 +115,7 @@ def _recalled(arguments: Mapping[str, Any], data: Any) -> str:
     if not results:
         query = str(arguments.get("query", "")).replace(" OR ", ", ")
         return f"I have nothing saved about {query}."
-    texts = [
-        second_person(clip(r.get("text", ""), 200)) for r in results[:3] if isinstance(r, dict)
-    ]
+    texts = [second_person(clip(r.get("text", ""), 200)) for r in results[:3] if isinstance(r, dict)]
     return "From your saved notes: " + " | ".join(_sentence(t) for t in texts)
 
 
@@ -145,11 +141,7 @@ def _code(arguments: Mapping[str, Any], data: Any) -> str:
     stdout = str(data.get("stdout", "")).rstrip()
     code = data.get("exit_code")
     if code == 0:
-        return (
-            f"The program printed:\n{stdout[:1500]}"
-            if stdout
-            else "The program ran with no output."
-        )
+        return f"The program printed:\n{stdout[:1500]}" if stdout else "The program ran with no output."
     stderr = str(data.get("stderr", "")).rstrip()[-600:]
     note = f" ({data['note']})" if data.get("note") else ""
     return f"The program failed with exit code {code}{note}:\n{stderr or stdout[:600]}"

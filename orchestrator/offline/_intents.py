@@ -11,9 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-IntentKind = Literal[
-    "math", "remember", "recall", "context", "web_search", "web_load", "code", "greeting"
-]
+IntentKind = Literal["math", "remember", "recall", "context", "web_search", "web_load", "code", "greeting"]
 
 MAX_MESSAGE_CHARS = 20_000
 
@@ -61,9 +59,7 @@ _GREETING = re.compile(
 
 _CONTEXT_WORDS: dict[str, re.Pattern[str]] = {
     "briefing": re.compile(r"\b(?:briefing|brief me|morning summary|daily summary)\b", re.I),
-    "calendar": re.compile(
-        r"\b(?:calendar|schedule|agenda|meetings?|appointments?|events?|busy|free\s+time)\b", re.I
-    ),
+    "calendar": re.compile(r"\b(?:calendar|schedule|agenda|meetings?|appointments?|events?|busy|free\s+time)\b", re.I),
     "weather": re.compile(
         r"\b(?:weather|forecast|temperature|rain(?:ing|y)?|snow(?:ing)?|umbrella|sunny|wind)\b",
         re.I,
@@ -156,9 +152,7 @@ def read_message(text: str) -> Reading:
         if fence:
             body = fence.group("body")
         language = (code.group("lang") or code.group("lang2") or "python").lower()
-        language = {"python3": "python", "shell": "bash", "javascript": "node", "js": "node"}.get(
-            language, language
-        )
+        language = {"python3": "python", "shell": "bash", "javascript": "node", "js": "node"}.get(language, language)
         intents.append(Intent("code", code.group(0), {"code": body, "language": language}))
     return Reading(intents, unmatched)
 
@@ -205,9 +199,7 @@ def _recall(clause: str, sentence: str) -> Intent | None:
         return None
     subject = next(g for g in match.group("subject", "subject2", "subject3", "subject4") if g)
     query = recall_query(subject)
-    return (
-        Intent("recall", sentence, {"query": query, "subject": subject.strip()}) if query else None
-    )
+    return Intent("recall", sentence, {"query": query, "subject": subject.strip()}) if query else None
 
 
 _MATCHERS = (_greeting, _remember, _web_load, _web_search, _context, _math, _recall)
@@ -311,9 +303,7 @@ def read_math(clause: str) -> dict[str, Any] | None:
     operation = operation or {"derivative": "differentiate", "integral": "integrate"}.get(what, "")
     if not operation:
         operation = "solve" if "=" in expression else "evaluate"
-    if operation == "evaluate" and not (
-        re.search(r"\d", expression) and _BINARY_OP.search(expression)
-    ):
+    if operation == "evaluate" and not (re.search(r"\d", expression) and _BINARY_OP.search(expression)):
         return None
     if operation != "evaluate" and not re.search(r"[\da-z]", expression):
         return None

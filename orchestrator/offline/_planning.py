@@ -89,9 +89,7 @@ def offered_schemas(tools: Sequence[Mapping[str, Any]] | None) -> dict[str, dict
     return out
 
 
-def plan(
-    intents: Sequence[Intent], schemas: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[PlannedCall], list[Intent]]:
+def plan(intents: Sequence[Intent], schemas: Mapping[str, Mapping[str, Any]]) -> tuple[list[PlannedCall], list[Intent]]:
     """The calls to make, and the intents no offered tool can serve."""
     calls: list[PlannedCall] = []
     unserved: list[Intent] = []

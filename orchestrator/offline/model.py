@@ -29,8 +29,7 @@ _KIND_NEEDS = {
     "math": "a math tool",
     "remember": "a knowledge store",
     "recall": "a knowledge store",
-    "context": "a user-context tool (set the context service with --context-url or "
-    "TOOLDECK_CONTEXT_URL)",
+    "context": "a user-context tool (set the context service with --context-url or TOOLDECK_CONTEXT_URL)",
     "web_search": "a web search tool (configure BRAVE_API_KEY or SEARXNG_URL)",
     "web_load": "a web page tool",
     "code": "a code execution tool",
@@ -149,18 +148,13 @@ class OfflineModel:
     ) -> str:
         abilities = [text for names, text in _EXAMPLES if any(n in schemas for n in names)]
         can = (
-            "I can help with " + "; ".join(abilities) + "."
-            if abilities
-            else "No tools are available to me right now."
+            "I can help with " + "; ".join(abilities) + "." if abilities else "No tools are available to me right now."
         )
         if any(i.kind == "greeting" for i in intents) and not unserved:
             return "Hello! I'm the offline assistant. " + can
         if unserved:
             needs = sorted({_KIND_NEEDS[i.kind] for i in unserved if i.kind in _KIND_NEEDS})
-            return (
-                f"I can't do that here: it needs {' and '.join(needs)}, which is not available. "
-                + can
-            )
+            return f"I can't do that here: it needs {' and '.join(needs)}, which is not available. " + can
         shown = clip(question, 120) if question.strip() else "(an empty message)"
         return (
             f"I'm the offline assistant and I don't know how to answer {shown!r} without "

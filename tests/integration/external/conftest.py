@@ -55,9 +55,7 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             seen = Seen(self.command, self.path, dict(self.headers), self.rfile.read(length))
             server.seen.append(seen)
             handler = server.routes.get(f"{self.command} {self.path.split('?')[0]}")
-            status, headers, body = (
-                handler(seen) if handler else (404, {}, b'{"message": "no route"}')
-            )
+            status, headers, body = handler(seen) if handler else (404, {}, b'{"message": "no route"}')
             self.send_response(status)
             for key, value in {"Content-Type": "application/json", **headers}.items():
                 self.send_header(key, value)
@@ -97,9 +95,7 @@ ScriptMaker = Callable[..., Path]
 def make_script(tmp_path: Path) -> ScriptMaker:
     """Write an executable Python script: ``make_script("name", body, directory=None)``."""
 
-    def make(
-        name: str, body: str, directory: Path | None = None, mode: int = 0o755, flags: str = ""
-    ) -> Path:
+    def make(name: str, body: str, directory: Path | None = None, mode: int = 0o755, flags: str = "") -> Path:
         folder = directory or tmp_path
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name

@@ -145,9 +145,7 @@ def test_concurrent_calls_are_separate_processes(bin_dir: Path) -> None:
     with _service(bin_dir) as service:
         results: list[Any] = []
         threads = [
-            threading.Thread(
-                target=lambda i=i: results.append(service.execute("plain", None, {"i": i}))
-            )
+            threading.Thread(target=lambda i=i: results.append(service.execute("plain", None, {"i": i})))
             for i in range(8)
         ]
         for t in threads:
@@ -165,9 +163,7 @@ def test_stop_kills_calls_in_flight(bin_dir: Path, live_pids: Any, wait_for: Any
     service = _service(bin_dir).start()
     box: list[Any] = []
     thread = threading.Thread(
-        target=lambda: box.append(
-            service.execute("behave", None, {"kind": "sleep", "marker": marker})
-        )
+        target=lambda: box.append(service.execute("behave", None, {"kind": "sleep", "marker": marker}))
     )
     thread.start()
     assert wait_for(lambda: len(live_pids(marker)) == 1)  # the grandchild carries the marker
@@ -184,9 +180,7 @@ def test_binary_deleted_while_being_called(bin_dir: Path, live_pids: Any, wait_f
         tool = service.tool("behave")
         assert tool is not None
         box: list[Any] = []
-        thread = threading.Thread(
-            target=lambda: box.append(tool.execute(kind="sleep", marker=marker, seconds=0.5))
-        )
+        thread = threading.Thread(target=lambda: box.append(tool.execute(kind="sleep", marker=marker, seconds=0.5)))
         thread.start()
         assert wait_for(lambda: len(live_pids(marker)) == 1)  # the grandchild carries the marker
         (bin_dir / "behave").unlink()
@@ -280,9 +274,7 @@ def test_hundred_binaries_and_warm_cache(tmp_path: Path, make_script: Any) -> No
     assert list(folder.glob("*.probed")) == []  # nothing was asked again
 
 
-def test_bound_registry_follows_the_directory(
-    bin_dir: Path, make_script: Any, wait_for: Any
-) -> None:
+def test_bound_registry_follows_the_directory(bin_dir: Path, make_script: Any, wait_for: Any) -> None:
     registry = LocalToolRegistry()
     registry.register(lambda: "mine", name="plain")  # someone else's tool keeps its name
     with _service(bin_dir, poll_interval=0.05) as service:

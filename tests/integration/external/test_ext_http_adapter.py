@@ -74,9 +74,7 @@ def _json(obj: Any) -> bytes:
     return json.dumps(obj).encode()
 
 
-def test_success_json_with_auth_headers_and_markdown(
-    ext_http_server: Any, adapter_for: Any
-) -> None:
+def test_success_json_with_auth_headers_and_markdown(ext_http_server: Any, adapter_for: Any) -> None:
     ext_http_server.script("GET /items/a%2Fb", (200, {}, _json({"id": "a/b", "price": 3})))
     result = adapter_for().execute("shop", "item", {"item_id": "a/b", "expand": "yes"})
     assert result.ok, result
@@ -102,9 +100,7 @@ def test_text_output(ext_http_server: Any, adapter_for: Any) -> None:
 def test_post_body_mapping(ext_http_server: Any, adapter_for: Any) -> None:
     ext_http_server.script("POST /items/7", (201, {}, _json({"ok": True})))
     adapter = adapter_for(method="POST", query=["dry_run"], body=["name", "tags"])
-    result = adapter.execute(
-        "shop", "item", {"item_id": 7, "name": "x", "tags": ["a"], "dry_run": 1}
-    )
+    result = adapter.execute("shop", "item", {"item_id": 7, "name": "x", "tags": ["a"], "dry_run": 1})
     assert result.ok
     (req,) = ext_http_server.seen
     assert req.path == "/items/7?dry_run=1"
@@ -115,9 +111,7 @@ def test_post_body_mapping(ext_http_server: Any, adapter_for: Any) -> None:
     assert "colour" in unknown.error.message
 
 
-def test_429_honours_retry_after_seconds(
-    ext_http_server: Any, adapter_for: Any, sleeps: Sleeps
-) -> None:
+def test_429_honours_retry_after_seconds(ext_http_server: Any, adapter_for: Any, sleeps: Sleeps) -> None:
     ext_http_server.script(
         "GET /items/1",
         (429, {"Retry-After": "2"}, _json({"message": "slow down"})),
@@ -129,23 +123,15 @@ def test_429_honours_retry_after_seconds(
     assert sleeps.calls == [2.0]
 
 
-def test_retry_after_http_date_is_capped(
-    ext_http_server: Any, adapter_for: Any, sleeps: Sleeps
-) -> None:
+def test_retry_after_http_date_is_capped(ext_http_server: Any, adapter_for: Any, sleeps: Sleeps) -> None:
     later = format_datetime(datetime.fromtimestamp(1_000_000 + 3600, timezone.utc), usegmt=True)
-    ext_http_server.script(
-        "GET /items/1", (503, {"Retry-After": later}, b""), (200, {}, _json({"id": 1}))
-    )
+    ext_http_server.script("GET /items/1", (503, {"Retry-After": later}, b""), (200, {}, _json({"id": 1})))
     assert adapter_for().execute("shop", "item", {"item_id": 1}).ok
     assert sleeps.calls == [5.0]  # one hour asked, retry_after_cap=5
 
 
-def test_500_then_success_uses_backoff(
-    ext_http_server: Any, adapter_for: Any, sleeps: Sleeps
-) -> None:
-    ext_http_server.script(
-        "GET /items/1", (500, {}, b"oops"), (502, {}, b"oops"), (200, {}, _json({"id": 1}))
-    )
+def test_500_then_success_uses_backoff(ext_http_server: Any, adapter_for: Any, sleeps: Sleeps) -> None:
+    ext_http_server.script("GET /items/1", (500, {}, b"oops"), (502, {}, b"oops"), (200, {}, _json({"id": 1})))
     result = adapter_for().execute("shop", "item", {"item_id": 1})
     assert result.ok
     assert result.metadata["http_attempts"] == 3

@@ -20,18 +20,14 @@ SPAWN_SLEEPER = (
 
 def test_grandchild_left_behind_by_a_finished_child_is_killed(live_pids: Any) -> None:
     marker = f"orphan-{uuid.uuid4().hex}"
-    outcome = ProcessRunner().run(
-        [sys.executable, "-c", SPAWN_SLEEPER + "print('done')", marker], timeout=10
-    )
+    outcome = ProcessRunner().run([sys.executable, "-c", SPAWN_SLEEPER + "print('done')", marker], timeout=10)
     assert (outcome.returncode, outcome.stdout) == (0, b"done\n")
     assert live_pids(marker) == []
 
 
 def test_timeout_kills_child_and_grandchildren(live_pids: Any) -> None:
     marker = f"sleeper-{uuid.uuid4().hex}"
-    outcome = ProcessRunner().run(
-        [sys.executable, "-c", SPAWN_SLEEPER + "time.sleep(60)", marker], timeout=0.5
-    )
+    outcome = ProcessRunner().run([sys.executable, "-c", SPAWN_SLEEPER + "time.sleep(60)", marker], timeout=0.5)
     assert outcome.timed_out
     assert outcome.returncode < 0
     assert live_pids(marker) == []
@@ -44,9 +40,7 @@ def test_kill_all_stops_running_calls_and_closes(live_pids: Any, wait_for: Any) 
     threads = [
         threading.Thread(
             target=lambda: outcomes.append(
-                runner.run(
-                    [sys.executable, "-c", SPAWN_SLEEPER + "time.sleep(60)", marker], timeout=60
-                )
+                runner.run([sys.executable, "-c", SPAWN_SLEEPER + "time.sleep(60)", marker], timeout=60)
             )
         )
         for _ in range(3)

@@ -75,9 +75,7 @@ def llama_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--seed", "7",
     ]  # fmt: skip
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + STARTUP_SECONDS

@@ -95,9 +95,7 @@ def test_graph_executes_real_tool_calls_and_ends_within_budget(model: OpenAIChat
     assert all(r["name"] == "get_weather" for r in run.tool_results)
     assert any(r["status"] == "success" for r in run.tool_results)
     assert len(weather.cities) == sum(r["status"] == "success" for r in run.tool_results)
-    calls = [
-        c["id"] for m in run.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])
-    ]
+    calls = [c["id"] for m in run.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     answered = [m["tool_call_id"] for m in run.messages if m["role"] == "tool"]
     assert answered == calls  # every call answered exactly once, in order
 

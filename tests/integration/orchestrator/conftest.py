@@ -84,9 +84,7 @@ class ScriptedServer:
 @pytest.fixture
 def scripted_server() -> Iterator[ScriptedServer]:
     server = ScriptedServer()
-    thread = threading.Thread(
-        target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-    )
+    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         yield server

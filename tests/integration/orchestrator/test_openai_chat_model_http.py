@@ -125,9 +125,7 @@ def test_normalises_object_arguments_missing_ids_and_drops_nameless_calls(
     }
 
 
-def test_api_key_sent_as_bearer_and_never_logged(
-    scripted_server: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_api_key_sent_as_bearer_and_never_logged(scripted_server: Any, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     scripted_server.add({"error": {"message": f"bad key {SECRET}"}}, status=503)
     scripted_server.add({"error": {"message": f"invalid key {SECRET}"}}, status=401)
@@ -238,6 +236,6 @@ def test_null_assistant_content_is_sent_the_way_every_server_accepts(
     ]
     make_model(scripted_server).chat(conversation)
     sent = scripted_server.requests[0].body["messages"]
-    assert sent[1] == {"role": "assistant", "tool_calls": [call]}
+    assert sent[1] == {"role": "assistant", "content": "", "tool_calls": [call]}
     assert sent[3] == {"role": "assistant", "content": ""}
     assert conversation[1]["content"] is None  # the caller's list is untouched

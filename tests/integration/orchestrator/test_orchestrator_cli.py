@@ -66,9 +66,7 @@ def test_example_question_offline_prints_answer_and_trace(env: dict[str, str]) -
     lines = result.stdout.splitlines()
     assert lines[:2] == ["12 * (3 + 4) = 84.", "Noted: your dentist is Dr. Lee."]
     assert lines[3].startswith("trace: offline model (embedded, deterministic); 2 model turn(s)")
-    assert lines[4].startswith(
-        '  1. math_solver {"expression": "12*(3+4)", "operation": "evaluate"} -> success '
-    )
+    assert lines[4].startswith('  1. math_solver {"expression": "12*(3+4)", "operation": "evaluate"} -> success ')
     assert lines[5].startswith('  2. store_knowledge {"text": "my dentist is Dr. Lee"} -> success ')
     assert all(line.endswith(" ms") for line in lines[4:6])
 
@@ -122,13 +120,9 @@ def test_configuration_errors_name_the_setting_and_fix(env: dict[str, str], tmp_
     assert code == 2
 
 
-def test_model_endpoint_error_exit_3_without_leaking_the_key(
-    env: dict[str, str], scripted_server: Any
-) -> None:
+def test_model_endpoint_error_exit_3_without_leaking_the_key(env: dict[str, str], scripted_server: Any) -> None:
     scripted_server.add({"error": {"message": "Incorrect API key provided"}}, status=401)
-    code, out, err = run_main(
-        {**env, "OPENAI_API_KEY": SECRET}, "--base-url", scripted_server.base_url, "hi"
-    )
+    code, out, err = run_main({**env, "OPENAI_API_KEY": SECRET}, "--base-url", scripted_server.base_url, "hi")
     assert code == 3
     assert out == ""
     assert f"{scripted_server.base_url}/chat/completions answered HTTP 401" in err
@@ -137,9 +131,7 @@ def test_model_endpoint_error_exit_3_without_leaking_the_key(
     assert scripted_server.requests[0].headers["Authorization"] == f"Bearer {SECRET}"
 
 
-def test_openai_compatible_endpoint_drives_real_tools(
-    env: dict[str, str], scripted_server: Any
-) -> None:
+def test_openai_compatible_endpoint_drives_real_tools(env: dict[str, str], scripted_server: Any) -> None:
     call = {
         "id": "call_x",
         "type": "function",
@@ -171,14 +163,10 @@ def test_openai_compatible_endpoint_drives_real_tools(
     assert json.loads(tool_message["content"])["data"]["result"] == "5"
 
 
-def test_budget_exhaustion_exit_4_with_a_clear_message(
-    env: dict[str, str], scripted_server: Any
-) -> None:
+def test_budget_exhaustion_exit_4_with_a_clear_message(env: dict[str, str], scripted_server: Any) -> None:
     call = {"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}
     scripted_server.add(completion({"role": "assistant", "content": None, "tool_calls": [call]}))
-    code, out, _ = run_main(
-        env, "--base-url", scripted_server.base_url, "--max-iterations", "2", "loop"
-    )
+    code, out, _ = run_main(env, "--base-url", scripted_server.base_url, "--max-iterations", "2", "loop")
     assert code == 4
     assert out.startswith("I stopped before reaching a final answer")
     assert "nope -> unknown_tool" in out

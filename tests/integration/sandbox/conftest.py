@@ -22,9 +22,7 @@ def boot_ticks() -> int:
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
 
-def processes_under(
-    prefix: str, *, uid: int | None = None, since: int | None = None
-) -> list[tuple[int, str]]:
+def processes_under(prefix: str, *, uid: int | None = None, since: int | None = None) -> list[tuple[int, str]]:
     """Live processes of sandbox sessions (a /proc scan).
 
     A process counts when its cwd or command line mentions ``prefix``, or when it runs as

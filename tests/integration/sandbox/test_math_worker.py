@@ -111,9 +111,7 @@ def test_solve_system_and_edge_cases(solver: MathSolverTool) -> None:
 def test_differentiate_integrate_simplify(solver: MathSolverTool) -> None:
     derivative = data(solver, operation="differentiate", expression="x**3 + sin(x)")
     assert derivative["result"] == "3*x**2 + cos(x)"
-    assert data(solver, operation="differentiate", expression="x^4", order=2)["result"] == (
-        "12*x**2"
-    )
+    assert data(solver, operation="differentiate", expression="x^4", order=2)["result"] == ("12*x**2")
     indefinite = data(solver, operation="integrate", expression="x**2 + 1", show_steps=True)
     assert indefinite["result"] == "x**3/3 + x"
     assert indefinite["note"] == "Indefinite integral: add an arbitrary constant C."
@@ -136,9 +134,7 @@ def test_differentiate_integrate_simplify(solver: MathSolverTool) -> None:
         ("x if y else z", "IfExp syntax is not allowed"),
     ],
 )
-def test_hostile_math_is_rejected_clearly(
-    solver: MathSolverTool, expression: str, expected: str
-) -> None:
+def test_hostile_math_is_rejected_clearly(solver: MathSolverTool, expression: str, expected: str) -> None:
     result = solver.execute(expression=expression)
     assert result.error is not None
     assert result.error.type == "validation_error"

@@ -75,26 +75,20 @@ def test_requested_timeout_is_capped_at_the_limit(sandbox: LocalSandbox) -> None
 
 
 def test_required_network_isolation_refuses_when_unavailable(sandbox_root: Path) -> None:
-    box = LocalSandbox(
-        isolate_network=False, require_network_isolation=True, temp_root=str(sandbox_root)
-    )
+    box = LocalSandbox(isolate_network=False, require_network_isolation=True, temp_root=str(sandbox_root))
     with pytest.raises(ToolError, match="requires network isolation"):
         box.run("print('ran')")
 
 
 def test_missing_interpreter_is_a_tool_error(sandbox_root: Path) -> None:
-    box = LocalSandbox(
-        interpreters={"python": ["/nonexistent/python3"]}, temp_root=str(sandbox_root)
-    )
+    box = LocalSandbox(interpreters={"python": ["/nonexistent/python3"]}, temp_root=str(sandbox_root))
     with pytest.raises(ToolError, match="could not start the python interpreter"):
         box.run("print(1)")
 
 
 def test_closed_sandbox_refuses_and_kills_running_work(sandbox: LocalSandbox) -> None:
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(
-            sandbox.run, "import time\nprint('start', flush=True)\ntime.sleep(30)"
-        )
+        running = pool.submit(sandbox.run, "import time\nprint('start', flush=True)\ntime.sleep(30)")
         for _ in range(200):  # wait until the run is registered
             if sandbox._running:
                 break

@@ -35,9 +35,7 @@ def test_cpu_limit_ends_a_busy_program_with_sigxcpu(sandbox_root: Path) -> None:
 
 
 def test_fork_bomb_is_contained_and_leaves_no_process(sandbox: LocalSandbox) -> None:
-    code = (
-        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
-    )
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
     result = sandbox.run(code, timeout_seconds=2)
     assert result.timed_out is True
     assert result.killed is True
@@ -173,9 +171,7 @@ def test_relative_path_escapes_cannot_read_or_write_outside(
     assert not (sandbox_root / "escape.txt").exists()
 
 
-def test_writes_outside_the_working_dir_never_reach_the_disk(
-    sandbox: LocalSandbox, sandbox_root: Path
-) -> None:
+def test_writes_outside_the_working_dir_never_reach_the_disk(sandbox: LocalSandbox, sandbox_root: Path) -> None:
     marker = f"tooldeck-escape-{os.getpid()}"
     code = f"open('/tmp/{marker}', 'w').write('x')\nprint('written')\n"
     result = sandbox.run(code)

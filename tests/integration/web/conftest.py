@@ -57,9 +57,7 @@ class Scripted:
     queues: dict[str, list[tuple[int, dict[str, str], bytes]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def push(
-        self, path: str, status: int, body: bytes, headers: dict[str, str] | None = None
-    ) -> None:
+    def push(self, path: str, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         with self.lock:
             self.queues.setdefault(path, []).append((status, headers or {}, body))
 
@@ -83,9 +81,7 @@ class LocalServer:
         return self.base_url + path
 
 
-def _make_handler(
-    recorder: Recorder, scripted: Scripted, stop_event: threading.Event
-) -> type[BaseHTTPRequestHandler]:
+def _make_handler(recorder: Recorder, scripted: Scripted, stop_event: threading.Event) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -142,9 +138,7 @@ def _make_handler(
             self._send(200, (body + "</body></html>").encode(), "text/html; charset=utf-8")
 
         def plain(self) -> None:
-            self._send(
-                200, "Plain text with ünïcode.\nLine two.".encode(), "text/plain; charset=utf-8"
-            )
+            self._send(200, "Plain text with ünïcode.\nLine two.".encode(), "text/plain; charset=utf-8")
 
         def latin1(self) -> None:
             body = "<html><head><title>Café</title></head><body><p>Crème brûlée à Paris, "
@@ -170,9 +164,7 @@ def _make_handler(
             self._send(302, b"", "text/plain", {"Location": "http://10.0.0.7/admin"})
 
         def redirect_metadata(self) -> None:
-            self._send(
-                301, b"", "text/plain", {"Location": "http://169.254.169.254/latest/meta-data/"}
-            )
+            self._send(301, b"", "text/plain", {"Location": "http://169.254.169.254/latest/meta-data/"})
 
         def redirect_loop(self) -> None:
             self._send(302, b"", "text/plain", {"Location": "/redirect-loop"})
@@ -256,9 +248,7 @@ def local_server() -> Iterator[LocalServer]:
     """A ThreadingHTTPServer on 127.0.0.1 with a fresh request log."""
     recorder, scripted, stop_event = Recorder(), Scripted(), threading.Event()
     server = _QuietServer(("127.0.0.1", 0), _make_handler(recorder, scripted, stop_event))
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-    )
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     port = server.server_address[1]
     try:

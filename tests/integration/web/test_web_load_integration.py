@@ -88,9 +88,7 @@ def test_redirect_within_allowed_network_is_followed(local_server: LocalServer) 
     ("path", "address"),
     [("/redirect-private", "10.0.0.7"), ("/redirect-metadata", "169.254.169.254")],
 )
-def test_redirect_to_private_or_metadata_address_is_refused(
-    local_server: LocalServer, path: str, address: str
-) -> None:
+def test_redirect_to_private_or_metadata_address_is_refused(local_server: LocalServer, path: str, address: str) -> None:
     result = _load(_tool(), local_server.url(path))
     assert result["status"] == "error"
     assert result["error_type"] == "permission_denied"

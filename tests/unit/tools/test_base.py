@@ -294,3 +294,30 @@ def test_input_and_output_schema_are_fresh_copies() -> None:
     assert "title" not in json.dumps(tool.input_schema())
     output = tool.output_schema()
     assert output is not None and output["properties"]["city"] == {"type": "string"}
+
+
+def test_nothing_escapes_from_overrides_or_sys_exit() -> None:
+    class BadValidate(BaseTool[WeatherRequest, Any]):
+        name = "bad_validate"
+
+        def validate_input(self, /, **kwargs: Any) -> WeatherRequest:
+            raise KeyError("internal")
+
+        def execute_internal(self, request: WeatherRequest) -> Any:
+            return None
+
+    class Exits(BaseTool[WeatherRequest, Any]):
+        name = "exits"
+
+        def execute_internal(self, request: WeatherRequest) -> Any:
+            raise SystemExit(3)
+
+    class BadFormat(WeatherTool):
+        name = "bad_format"
+
+        def format_output(self, response: WeatherReport) -> Any:
+            raise ValueError("cannot format")
+
+    for tool in (BadValidate(), Exits(), BadFormat()):
+        assert tool(city="x")["error_type"] == "execution_error"
+        assert asyncio.run(tool.aexecute(city="x")).error is not None

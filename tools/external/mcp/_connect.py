@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
 import httpx2
@@ -119,6 +119,8 @@ class ClientOptions:
         log_level: Lowest server log level requested (modern servers send nothing
             unless asked).
         errlog: Where the server process's stderr goes (stdio form only).
+        protocol: ``"auto"`` probes for the newest protocol (2026-07-28) and falls back to
+            the ``initialize`` handshake; ``"legacy"`` goes straight to the handshake.
     """
 
     params: MCPServerParams
@@ -126,6 +128,7 @@ class ClientOptions:
     http_read_timeout: float = 300.0
     log_level: mcp_types.LoggingLevel = "info"
     errlog: TextIO = field(default=sys.stderr, repr=False)
+    protocol: Literal["auto", "legacy"] = "auto"
 
 
 def _stdio(options: ClientOptions, on_spawn: Callable[[int], None] | None) -> Transport:
@@ -186,7 +189,7 @@ def make_client(
     transport: Transport = _stdio(options, on_spawn) if options.params.command is not None else _http_transport(options)
     return Client(
         transport,
-        mode="auto",
+        mode=options.protocol,
         logging_callback=on_log,
         log_level=options.log_level,
         message_handler=on_message,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import mcp_types
 
@@ -84,6 +84,9 @@ class MCPToolset:
             to ``tools.external.mcp._connect`` at the mapped Python level.
         errlog: Where a stdio server's stderr goes (default: this process's stderr).
         label: Short server name for logs and error messages.
+        protocol: ``"auto"`` (default) negotiates the newest MCP revision the server
+            speaks, falling back to the classic ``initialize`` handshake; ``"legacy"`` uses
+            the handshake directly (one round trip less at connect).
 
     Raises:
         MCPConfigError: both or neither of ``command``/``url``, a shell string as command,
@@ -106,6 +109,7 @@ class MCPToolset:
         server_log_level: mcp_types.LoggingLevel = "info",
         errlog: TextIO | None = None,
         label: str | None = None,
+        protocol: Literal["auto", "legacy"] = "auto",
     ) -> None:
         if isinstance(command, str):
             raise MCPConfigError(
@@ -131,6 +135,7 @@ class MCPToolset:
             connect_timeout=connect_timeout,
             log_level=server_log_level,
             errlog=errlog if errlog is not None else sys.stderr,
+            protocol=protocol,
         )
         self._session: Session = PersistentSession(options) if persistent else SpawnPerCallSession(options)
         self._loop = LoopThread(name=f"tooldeck-mcp-{self._params.label}"[:60])

@@ -81,9 +81,7 @@ def test_time_server_through_a_registry(time_server: MCPToolset) -> None:
     for tool in time_server.tools():
         registry.register(tool)
 
-    out = registry(
-        "time_convert_time", source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo"
-    )
+    out = registry("time_convert_time", source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo")
 
     assert out["status"] == "success"
     assert out["data"]["target"]["timezone"] == "Asia/Tokyo"

@@ -68,12 +68,8 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
-def test_sdk_client_lists_every_tool_with_schemas(
-    sdk_view: dict[str, Any], servers_dir: Path
-) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "registry_factory", servers_dir / "registry_factory.py"
-    )
+def test_sdk_client_lists_every_tool_with_schemas(sdk_view: dict[str, Any], servers_dir: Path) -> None:
+    spec = importlib.util.spec_from_file_location("registry_factory", servers_dir / "registry_factory.py")
     assert spec is not None
     assert spec.loader is not None
     factory = importlib.util.module_from_spec(spec)

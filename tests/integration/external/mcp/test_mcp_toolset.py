@@ -48,9 +48,7 @@ def _data(result: Any) -> Any:
 def test_lists_server_tools_with_their_schemas(sdk: MCPToolset) -> None:
     tools = {tool.remote_name: tool for tool in sdk.tools()}
 
-    assert {"echo", "add", "fail", "hang", "progress", "pid", "weird.name/with spaces"} <= set(
-        tools
-    )
+    assert {"echo", "add", "fail", "hang", "progress", "pid", "weird.name/with spaces"} <= set(tools)
     echo = tools["echo"]
     assert isinstance(echo, MCPTool)
     assert echo.name == "echo"
@@ -144,9 +142,7 @@ def test_progress_and_server_logs_are_surfaced(
         MCPProgress("progress", 2.0, 3.0, "step 2"),
         MCPProgress("progress", 3.0, 3.0, "step 3"),
     ]
-    server_logs = [
-        (r.levelno, r.getMessage()) for r in caplog.records if r.name.endswith("_connect")
-    ]
+    server_logs = [(r.levelno, r.getMessage()) for r in caplog.records if r.name.endswith("_connect")]
     assert (logging.INFO, "MCP server sdk_server.py: starting") in server_logs
     assert (logging.WARNING, "MCP server sdk_server.py: almost done") in server_logs
     assert (logging.DEBUG, "MCP server sdk_server.py: debug detail") in server_logs
@@ -206,9 +202,7 @@ def test_a_crash_is_an_upstream_error_and_the_next_call_restarts(
     assert gone(new_pid)
 
 
-def test_spawn_per_call_uses_a_fresh_server_each_time(
-    gone: Callable[[int], bool], sdk_server_cmd: list[str]
-) -> None:
+def test_spawn_per_call_uses_a_fresh_server_each_time(gone: Callable[[int], bool], sdk_server_cmd: list[str]) -> None:
     with MCPToolset(sdk_server_cmd, persistent=False, prefix="t", call_timeout=20) as toolset:
         assert not toolset.persistent
         names = [tool.name for tool in toolset.tools()]
@@ -258,9 +252,7 @@ def test_broken_servers_give_error_envelopes_and_leave_no_process(
     expected_text: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    toolset = MCPToolset(
-        [sys.executable, str(servers_dir / script)], connect_timeout=1.0, call_timeout=3.0
-    )
+    toolset = MCPToolset([sys.executable, str(servers_dir / script)], connect_timeout=1.0, call_timeout=3.0)
     tool = MCPTool(
         caller=toolset,
         remote=mcp_types.Tool(name="anything", input_schema={"type": "object"}),

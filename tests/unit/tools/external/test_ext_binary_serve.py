@@ -34,9 +34,7 @@ class CountTool(BaseTool[CountRequest, CountResponse]):
 
 def _run(argv: list[str], stdin: bytes = b"", limit: int = 1000) -> tuple[int, Any, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = serve(
-        CountTool(), argv, stdin=io.BytesIO(stdin), stdout=out, stderr=err, max_input_bytes=limit
-    )
+    code = serve(CountTool(), argv, stdin=io.BytesIO(stdin), stdout=out, stderr=err, max_input_bytes=limit)
     text = out.getvalue()
     return code, json.loads(text) if text else None, err.getvalue()
 

@@ -93,11 +93,7 @@ def test_cli_action_spec_from_template() -> None:
         adapter_type="cli",
         config={
             "command": ["git"],
-            "actions": {
-                "log": {
-                    "args": ["log", ["-n", "{count}"], "{stat:--stat}", "{rev}", "--", "{*paths}"]
-                }
-            },
+            "actions": {"log": {"args": ["log", ["-n", "{count}"], "{stat:--stat}", "{rev}", "--", "{*paths}"]}},
         },
     )
     (spec,) = config.action_specs()

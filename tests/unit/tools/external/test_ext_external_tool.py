@@ -134,12 +134,8 @@ def test_multi_action_dispatch_and_per_action_validation() -> None:
         ("cancelled", False),
     ],
 )
-def test_adapter_errors_keep_type_message_and_retryability(
-    etype: ErrorType, retryable: bool
-) -> None:
-    adapter = ScriptedAdapter(
-        ToolResult.failure(etype, "the API said no", retryable=retryable, details={"k": 1})
-    )
+def test_adapter_errors_keep_type_message_and_retryability(etype: ErrorType, retryable: bool) -> None:
+    adapter = ScriptedAdapter(ToolResult.failure(etype, "the API said no", retryable=retryable, details={"k": 1}))
     result = ExternalTool(SINGLE, adapter=adapter).execute(q="x")
     assert result.error is not None
     assert (result.error.type, result.error.message, result.error.retryable) == (

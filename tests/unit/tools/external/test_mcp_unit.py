@@ -66,9 +66,7 @@ def test_bad_prefix_is_a_config_error(prefix: str) -> None:
 
 
 def _result(*content: Any, structured: Any = None, is_error: bool = False) -> Any:
-    return mcp_types.CallToolResult(
-        content=list(content), structured_content=structured, is_error=is_error
-    )
+    return mcp_types.CallToolResult(content=list(content), structured_content=structured, is_error=is_error)
 
 
 def test_structured_content_is_preferred() -> None:
@@ -83,12 +81,8 @@ def test_text_blocks_are_joined_and_binaries_summarised() -> None:
         mcp_types.ImageContent(data="AAAA" * 10, mime_type="image/png"),
         mcp_types.AudioContent(data="AAAA", mime_type="audio/wav"),
         mcp_types.ResourceLink(uri="file:///x.txt", name="x.txt"),
-        mcp_types.EmbeddedResource(
-            resource=mcp_types.TextResourceContents(uri="mem://note", text="note body")
-        ),
-        mcp_types.EmbeddedResource(
-            resource=mcp_types.BlobResourceContents(uri="mem://bin", blob="AAAAAA==")
-        ),
+        mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(uri="mem://note", text="note body")),
+        mcp_types.EmbeddedResource(resource=mcp_types.BlobResourceContents(uri="mem://bin", blob="AAAAAA==")),
     )
 
     assert result_data(result, tool="t") == (
@@ -336,9 +330,7 @@ def test_adapter_is_available_checks_command_url_and_secret() -> None:
 
 
 def test_adapter_refuses_non_mcp_configs() -> None:
-    cli = ToolConfig(
-        id="c", name="c", adapter_type="cli", config={"command": ["ls"], "actions": {"a": {}}}
-    )
+    cli = ToolConfig(id="c", name="c", adapter_type="cli", config={"command": ["ls"], "actions": {"a": {}}})
 
     assert not MCPAdapter().is_available(cli)
     with pytest.raises(Exception, match="MCPAdapter needs adapter_type 'mcp'"):
@@ -346,9 +338,7 @@ def test_adapter_refuses_non_mcp_configs() -> None:
 
 
 def test_adapter_missing_secret_is_an_error_envelope() -> None:
-    with MCPAdapter(
-        [_config(AuthConfig(env_var="TOKEN"), url="http://127.0.0.1:1/mcp")]
-    ) as adapter:
+    with MCPAdapter([_config(AuthConfig(env_var="TOKEN"), url="http://127.0.0.1:1/mcp")]) as adapter:
         result = adapter.execute("s", "x", {})
 
     assert result.error is not None
