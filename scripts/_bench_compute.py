@@ -46,9 +46,7 @@ def run_sandbox(runs: int = 30) -> dict[str, Any]:
     try:
         sandbox.run("print(1)")  # warm the page cache
         bare = _median_ms(
-            lambda: subprocess.run(
-                [sys.executable, "-c", "print(1)"], capture_output=True, check=True, timeout=30
-            ),
+            lambda: subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True, check=True, timeout=30),
             runs,
         )
         boxed = _median_ms(lambda: sandbox.run("print(1)"), runs)

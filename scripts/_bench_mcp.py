@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -95,14 +95,14 @@ def _timed(func: Any, *args: Any) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _interleaved(script: Path, calls: int, protocol: str) -> tuple[list[float], list[float]]:
+def _interleaved(script: Path, calls: int, protocol: Literal["auto", "legacy"]) -> tuple[list[float], list[float]]:
     """(SDK samples, ours samples), alternating one call each."""
     loop = asyncio.new_event_loop()
     held = _HeldSession(loop, script)
     sdk: list[float] = []
     ours: list[float] = []
     try:
-        with MCPToolset([sys.executable, str(script)], protocol=protocol) as toolset:  # type: ignore[arg-type]
+        with MCPToolset([sys.executable, str(script)], protocol=protocol) as toolset:
             echo = toolset.tool("echo")
 
             def call_ours(text: str) -> None:
@@ -122,12 +122,17 @@ def _interleaved(script: Path, calls: int, protocol: str) -> tuple[list[float], 
     return sdk, ours
 
 
+def _check(result: Any) -> None:
+    if not result.ok:
+        raise RuntimeError(f"tooldeck call failed: {result}")
+
+
 def _spawn_samples(script: Path, spawns: int) -> list[float]:
     samples: list[float] = []
     with MCPToolset([sys.executable, str(script)], persistent=False) as toolset:
         echo = toolset.tool("echo")  # the listing itself spawns once
-        for i in range(spawns):
-            samples.append(_timed(echo.execute, f"s{i}"))
+        for _ in range(spawns):
+            samples.append(_timed(lambda: _check(echo.execute(text="spawn"))))
     return samples
 
 

@@ -44,6 +44,11 @@ __all__ = [
 #: Deeper schemas are cut off (an unsupported issue): strict mode allows 10 object levels.
 _MAX_SCHEMA_DEPTH = 64
 _MISSING: Any = object()
+_UNSUPPORTED = frozenset(UNSUPPORTED_KEYWORDS)
+#: A node with one of these says what it accepts; without, its type may be inferred.
+_TYPED = frozenset({"type", "anyOf", "oneOf", "enum", "const"})
+#: ``dict`` first: most nodes are dicts and the ABC check is slow on the hot path.
+_MAP = (dict, Mapping)
 
 
 @dataclass(frozen=True)
@@ -139,16 +144,16 @@ class _Converter:
     """One conversion: the source schema, the converted ``$defs`` and the issues found."""
 
     def __init__(self, root: Any) -> None:
-        self.root: Mapping[str, Any] = root if isinstance(root, Mapping) else {}
+        self.root: Mapping[str, Any] = root if isinstance(root, _MAP) else {}
         self.issues: list[StrictIssue] = []
         self.refs = RefResolver(self.root, None)
         self.out_defs: dict[str, dict[str, Any]] = {}
         self._inlining: set[str] = set()
-        self._tags = _discriminator_names(self.root)
+        self._tags: frozenset[str] | None = None  # discriminator names, computed on demand
         # resolves refs in the converted output; the root and a def being converted (its
         # placeholder) are objects, which do not admit null
         self._out_refs = RefResolver({"type": "object", "$defs": self.out_defs}, self.out_defs)
-        if not isinstance(root, Mapping):
+        if not isinstance(root, _MAP):
             self.issue("", f"a tool's parameters must be a JSON object schema, got {root!r:.60}")
 
     def issue(self, path: str, reason: str) -> None:
@@ -197,7 +202,7 @@ class _Converter:
         inlined into it, which stay blocked from inlining while it is converted.
         """
         all_of = node.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], _MAP):
             rest = {k: v for k, v in node.items() if k != "allOf"}
             node = self._merge(all_of[0], rest, path) or {}
         elif "allOf" in node:
@@ -262,14 +267,17 @@ class _Converter:
         if depth > _MAX_SCHEMA_DEPTH:
             self.issue(path, f"the schema is nested more than {_MAX_SCHEMA_DEPTH} levels deep")
             return {}
-        if not isinstance(node, Mapping):
+        if not isinstance(node, _MAP):
             what = "`true` (anything)" if node is True else repr(node)[:60]
             self.issue(path, f"a schema of {what} has no type; strict mode needs a type")
             return {}
         node, inlined = self._normalize(node, path)
         if "$ref" in node:
             return self._bare_ref(str(node["$ref"]), path, depth)
-        with self._blocking(inlined):
+        if inlined:
+            with self._blocking(inlined):
+                out = self._convert_plain(node, path, depth)
+        else:
             out = self._convert_plain(node, path, depth)
         described = self._description(node)
         return self._with_description(out, described) if described is not None else out
@@ -320,11 +328,12 @@ class _Converter:
             self._inlining.discard(ref)
 
     def _flag_unsupported(self, node: Mapping[str, Any], path: str) -> None:
-        for key, reason in UNSUPPORTED_KEYWORDS.items():
-            if key in node:
-                self.issue(path, reason)
+        if not _UNSUPPORTED.isdisjoint(node):
+            for key, reason in UNSUPPORTED_KEYWORDS.items():
+                if key in node:
+                    self.issue(path, reason)
         deps = node.get("dependencies")
-        if isinstance(deps, Mapping) and any(isinstance(v, Mapping) for v in deps.values()):
+        if isinstance(deps, _MAP) and any(isinstance(v, _MAP) for v in deps.values()):
             self.issue(path, "schema-valued dependencies cannot be expressed in strict mode")
 
     def _convert_union(self, node: Mapping[str, Any], path: str, depth: int) -> dict[str, Any]:
@@ -341,7 +350,7 @@ class _Converter:
         out: list[dict[str, Any]] = []
         for branch in branches:
             source = branch
-            if shared and isinstance(branch, Mapping):
+            if shared and isinstance(branch, _MAP):
                 source = self._merge(branch, shared, path) or {}
             converted = self.convert(source, path, depth + 1)
             if set(converted) == {"anyOf"}:
@@ -458,7 +467,7 @@ class _Converter:
         extra = node.get("additionalProperties", _MISSING)
         props = node.get("properties", _MISSING)
         if extra is not _MISSING and extra is not False:
-            if isinstance(extra, Mapping) and extra:
+            if isinstance(extra, _MAP) and extra:
                 reason = (
                     "a map (additionalProperties with a schema, e.g. dict[str, X]) cannot be "
                     "expressed in strict mode; use a list of key/value objects"
@@ -472,9 +481,9 @@ class _Converter:
                 "a free-form object (type object with no properties) cannot be expressed in "
                 "strict mode; declare its properties",
             )
-        if props is not _MISSING and not isinstance(props, Mapping):
+        if props is not _MISSING and not isinstance(props, _MAP):
             self.issue(path, "properties must be an object mapping names to schemas")
-        elif isinstance(props, Mapping):
+        elif isinstance(props, _MAP):
             required = node.get("required")
             required = set(required) if isinstance(required, list) else set()
             for name, sub in props.items():
@@ -484,16 +493,23 @@ class _Converter:
                 child = _join(path, name)
                 # A union's tag (pydantic's `kind: Literal["cat"] = "cat"`) has one legal value
                 # and picks the branch: it stays required and non-null.
-                pinned = name in required or (name in self._tags and _single_value(sub))
+                pinned = name in required or (_single_value(sub) and name in self._tag_names())
                 out["properties"][name] = self._property(sub, pinned, child, depth + 1)
                 out["required"].append(name)
         out["additionalProperties"] = False
         return out
 
+    def _tag_names(self) -> frozenset[str]:
+        if self._tags is None:
+            self._tags = _discriminator_names(self.root)
+        return self._tags
+
     def _property(self, sub: Any, required: bool, path: str, depth: int) -> dict[str, Any]:
         """One property: optional and not admitting null -> nullable, default described."""
-        if required or not isinstance(sub, Mapping):
+        if required or not isinstance(sub, _MAP):
             return self.convert(sub, path, depth)
+        if not _TYPED.isdisjoint(sub) and admits_null(sub, self.refs):
+            return self.convert(sub, path, depth)  # already nullable (Optional[T] = None)
         core = self.convert({k: v for k, v in sub.items() if k not in ("description", "default")}, path, depth)
         if admits_null(core, self._out_refs):
             return self.convert(sub, path, depth)
@@ -503,7 +519,7 @@ class _Converter:
 
 
 def _single_value(node: Any) -> bool:
-    if not isinstance(node, Mapping):
+    if not isinstance(node, _MAP):
         return False
     enum = node.get("enum")
     return "const" in node or (isinstance(enum, list) and len(enum) == 1)
@@ -519,9 +535,9 @@ def _discriminator_names(root: Mapping[str, Any]) -> frozenset[str]:
         if id(node) in seen or depth > _MAX_SCHEMA_DEPTH:
             continue
         seen.add(id(node))
-        if isinstance(node, Mapping):
+        if isinstance(node, _MAP):
             tag = node.get("discriminator")
-            if isinstance(tag, Mapping) and isinstance(tag.get("propertyName"), str):
+            if isinstance(tag, _MAP) and isinstance(tag.get("propertyName"), str):
                 names.add(tag["propertyName"])
             stack.extend((v, depth + 1) for v in node.values())
         elif isinstance(node, list):

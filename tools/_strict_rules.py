@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
+
+#: ``dict`` first: most nodes are dicts and the ABC check is slow on the hot path.
+_MAP = (dict, Mapping)
 
 #: JSON Schema's type names. Anything else in ``type`` (``"float"``, ``"dict"``) is invalid.
 JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
@@ -115,7 +117,7 @@ _TYPE_CHECKS: Mapping[str, Any] = {
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "string": lambda v: isinstance(v, str),
     "array": lambda v: isinstance(v, list | tuple),
-    "object": lambda v: isinstance(v, Mapping),
+    "object": lambda v: isinstance(v, _MAP),
 }
 
 
@@ -179,7 +181,7 @@ class RefResolver:
                 return target
         node: Any = self._root
         for part in parts:
-            if isinstance(node, Mapping):
+            if isinstance(node, _MAP):
                 node = node.get(part)
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
@@ -204,7 +206,7 @@ def admits_null(
     """
     if node is False:
         return False
-    if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
+    if not isinstance(node, _MAP) or depth > MAX_NULL_DEPTH:
         return True
     if memo is None:
         memo = {}
@@ -246,12 +248,63 @@ def _parts_admit_null(
     return True
 
 
-@dataclass
-class _Tally:
-    properties: int = 0
-    chars: int = 0
-    enum_values: int = 0
-    problems: list[tuple[str, str]] = field(default_factory=list)
+class _Measure:
+    """One walk over a strict schema: counts for STRICT.md rule 9 and object nesting depth."""
+
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self.defs = defs
+        self.properties = 0
+        self.chars = 0
+        self.enum_values = 0
+        self.problems: list[tuple[str, str]] = []
+        self._depths: dict[str, int] = {}
+
+    def def_depth(self, name: str) -> int:
+        """Nesting depth of a definition, measured (and counted) once; a cycle adds 0."""
+        if name not in self._depths:
+            self._depths[name] = 0
+            self.chars += len(name)
+            self._depths[name] = self.walk(self.defs.get(name), f"$defs.{name}")
+        return self._depths[name]
+
+    def walk(self, node: Any, path: str) -> int:
+        """Count ``node``'s subtree; return its levels of object nesting (an object is 1)."""
+        if not isinstance(node, _MAP):
+            return 0
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return self.def_depth(ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~"))
+        inner = 0
+        props = node.get("properties")
+        if isinstance(props, _MAP):
+            self.properties += len(props)
+            for name, sub in props.items():
+                self.chars += len(name)
+                inner = max(inner, self.walk(sub, f"{path}.{name}" if path else name))
+        if isinstance(node.get("items"), _MAP):
+            inner = max(inner, self.walk(node["items"], f"{path}[]"))
+        for branch in node.get("anyOf") or ():
+            inner = max(inner, self.walk(branch, path))
+        if isinstance(node.get("enum"), list):
+            self._enum(node["enum"], path)
+        if isinstance(node.get("const"), str):
+            self.chars += len(node["const"])
+        return inner + (1 if isinstance(props, _MAP) else 0)
+
+    def _enum(self, values: list[Any], path: str) -> None:
+        self.enum_values += len(values)
+        strings = [v for v in values if isinstance(v, str)]
+        size = sum(len(v) for v in strings)
+        self.chars += size
+        if len(strings) > LARGE_STRING_ENUM and size > MAX_LARGE_ENUM_CHARS:
+            self.problems.append(
+                (
+                    path,
+                    f"an enum of {len(strings)} strings totalling {size} characters; strict mode "
+                    f"allows {MAX_LARGE_ENUM_CHARS} characters when an enum has more than "
+                    f"{LARGE_STRING_ENUM} values",
+                )
+            )
 
 
 def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -261,34 +314,31 @@ def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list
         ``(problems, warnings)``: problems are ``(path, reason)`` pairs for hard limits
         exceeded; warnings name the older 100 properties / 5 levels limits when passed.
     """
-    tally = _Tally()
     defs = schema.get("$defs")
-    defs = defs if isinstance(defs, Mapping) else {}
-    _count(schema, "", tally)
-    for name, sub in defs.items():
-        tally.chars += len(name)
-        _count(sub, f"$defs.{name}", tally)
-    depth = _depth(schema, defs, {}, frozenset())
-    problems = list(tally.problems)
-    if tally.properties > MAX_PROPERTIES:
-        problems.append(("", f"{tally.properties} properties in all; strict mode allows {MAX_PROPERTIES}"))
+    measure = _Measure(defs if isinstance(defs, _MAP) else {})
+    depth = measure.walk(schema, "")
+    for name in measure.defs:
+        measure.def_depth(name)
+    problems = list(measure.problems)
+    if measure.properties > MAX_PROPERTIES:
+        problems.append(("", f"{measure.properties} properties in all; strict mode allows {MAX_PROPERTIES}"))
     if depth > MAX_NESTING:
         problems.append(("", f"{depth} levels of object nesting; strict mode allows {MAX_NESTING}"))
-    if tally.chars > MAX_STRING_TOTAL:
+    if measure.chars > MAX_STRING_TOTAL:
         problems.append(
             (
                 "",
-                f"property names, definition names, enum and const values total {tally.chars} "
-                f"characters; strict mode allows {MAX_STRING_TOTAL}",
+                f"property names, definition names, enum and const values total "
+                f"{measure.chars} characters; strict mode allows {MAX_STRING_TOTAL}",
             )
         )
-    if tally.enum_values > MAX_ENUM_VALUES:
-        problems.append(("", f"{tally.enum_values} enum values in all; strict mode allows {MAX_ENUM_VALUES}"))
+    if measure.enum_values > MAX_ENUM_VALUES:
+        problems.append(("", f"{measure.enum_values} enum values in all; strict mode allows {MAX_ENUM_VALUES}"))
     warnings = []
-    if tally.properties > LEGACY_MAX_PROPERTIES:
+    if measure.properties > LEGACY_MAX_PROPERTIES:
         warnings.append(
-            f"{tally.properties} properties in all: more than the {LEGACY_MAX_PROPERTIES} that "
-            "some deployments (older Azure OpenAI docs) accept under strict mode"
+            f"{measure.properties} properties in all: more than the {LEGACY_MAX_PROPERTIES} "
+            "that some deployments (older Azure OpenAI docs) accept under strict mode"
         )
     if depth > LEGACY_MAX_NESTING:
         warnings.append(
@@ -298,65 +348,6 @@ def check_limits(schema: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list
     return problems, warnings
 
 
-def _count(node: Any, path: str, tally: _Tally) -> None:
-    if not isinstance(node, Mapping):
-        return
-    props = node.get("properties")
-    if isinstance(props, Mapping):
-        tally.properties += len(props)
-        for name, sub in props.items():
-            tally.chars += len(name)
-            _count(sub, f"{path}.{name}" if path else name, tally)
-    items = node.get("items")
-    if isinstance(items, Mapping):
-        _count(items, f"{path}[]", tally)
-    branches = node.get("anyOf")
-    if isinstance(branches, list):
-        for branch in branches:
-            _count(branch, path, tally)
-    enum = node.get("enum")
-    if isinstance(enum, list):
-        tally.enum_values += len(enum)
-        strings = [v for v in enum if isinstance(v, str)]
-        size = sum(len(v) for v in strings)
-        tally.chars += size
-        if len(strings) > LARGE_STRING_ENUM and size > MAX_LARGE_ENUM_CHARS:
-            tally.problems.append(
-                (
-                    path,
-                    f"an enum of {len(strings)} strings totalling {size} characters; strict mode "
-                    f"allows {MAX_LARGE_ENUM_CHARS} characters when an enum has more than "
-                    f"{LARGE_STRING_ENUM} values",
-                )
-            )
-    if isinstance(node.get("const"), str):
-        tally.chars += len(node["const"])
-
-
-def _depth(node: Any, defs: Mapping[str, Any], memo: dict[str, int], stack: frozenset[str]) -> int:
-    """Levels of object nesting in ``node`` (an object counts 1), following ``$ref`` once."""
-    if not isinstance(node, Mapping):
-        return 0
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~")
-        if name in stack:
-            return 0
-        if name not in memo:
-            memo[name] = _depth(defs.get(name), defs, memo, stack | {name})
-        return memo[name]
-    children: list[Any] = []
-    props = node.get("properties")
-    if isinstance(props, Mapping):
-        children.extend(props.values())
-    if isinstance(node.get("items"), Mapping):
-        children.append(node["items"])
-    if isinstance(node.get("anyOf"), list):
-        children.extend(node["anyOf"])
-    inner = max((_depth(c, defs, memo, stack) for c in children), default=0)
-    return inner + (1 if isinstance(props, Mapping) else 0)
-
-
 # -- null stripping (the runtime half of "a null means the default") ----------------------
 
 
@@ -364,19 +355,21 @@ def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
     """Implementation of :func:`tools._strict.strip_disallowed_nulls` (see there)."""
     if not _has_none(value, 0):
         return value
-    stripper = _NullStripper(RefResolver(schema if isinstance(schema, Mapping) else None, defs))
+    stripper = _NullStripper(RefResolver(schema if isinstance(schema, _MAP) else None, defs))
     return stripper.strip(value, stripper.alternatives(schema), 0)
 
 
 def _has_none(value: Any, depth: int) -> bool:
     if depth > MAX_VALUE_DEPTH:
         return False
-    if isinstance(value, Mapping):
+    if isinstance(value, _MAP):
         return any(v is None or _has_none(v, depth + 1) for v in value.values())
     if isinstance(value, list):
         return any(_has_none(v, depth + 1) for v in value)
     return False
 
+
+_COMBINATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf"})
 
 #: A conjunction of plain schema nodes (their $ref/allOf/anyOf already expanded).
 _Conj = tuple[Mapping[str, Any], ...]
@@ -392,6 +385,8 @@ def _join(left: _Conj, right: _Conj) -> _Conj:
 
 
 def _capped_product(left: list[_Conj], right: list[_Conj]) -> list[_Conj]:
+    if left == [()]:
+        return right[:MAX_ALTERNATIVES]
     return list(islice((_join(a, b) for a in left for b in right), MAX_ALTERNATIVES))
 
 
@@ -407,8 +402,10 @@ class _NullStripper:
         """``node`` as a disjunction of conjunctions of plain nodes (capped, memoised)."""
         if node is False:
             return []
-        if not isinstance(node, Mapping) or depth > MAX_NULL_DEPTH:
+        if not isinstance(node, _MAP) or depth > MAX_NULL_DEPTH:
             return [()]
+        if _COMBINATORS.isdisjoint(node):
+            return [(node,)]
         key = (id(node), seen)
         cached = self._alts.get(key)
         if cached is not None:
@@ -446,7 +443,7 @@ class _NullStripper:
     def strip(self, value: Any, alts: list[_Conj], depth: int) -> Any:
         if depth > MAX_VALUE_DEPTH:
             return value
-        if isinstance(value, Mapping):
+        if isinstance(value, _MAP):
             return self._strip_object(value, alts, depth)
         if isinstance(value, list):
             return self._strip_array(value, alts, depth)
@@ -509,11 +506,11 @@ def _fits(conj: _Conj, value: Mapping[str, Any]) -> bool:
         if isinstance(required, list) and any(k not in value for k in required):
             return False
         props = node.get("properties")
-        if not isinstance(props, Mapping):
+        if not isinstance(props, _MAP):
             continue
         for key, item in value.items():
             sub = props.get(key)
-            if item is None or not isinstance(sub, Mapping):
+            if item is None or not isinstance(sub, _MAP):
                 continue
             if "const" in sub and sub["const"] != item:
                 return False
@@ -526,12 +523,12 @@ def _property_schemas(conj: _Conj, key: str) -> list[Any]:
     found: list[Any] = []
     for node in conj:
         props = node.get("properties")
-        if isinstance(props, Mapping) and key in props:
+        if isinstance(props, _MAP) and key in props:
             found.append(props[key])
             continue
         patterns = node.get("patternProperties")
         matched = False
-        if isinstance(patterns, Mapping):
+        if isinstance(patterns, _MAP):
             for pattern, sub in patterns.items():
                 try:
                     if re.search(pattern, key):
@@ -540,7 +537,7 @@ def _property_schemas(conj: _Conj, key: str) -> list[Any]:
                 except (re.error, TypeError):
                     continue
         extra = node.get("additionalProperties")
-        if not matched and isinstance(extra, Mapping):
+        if not matched and isinstance(extra, _MAP):
             found.append(extra)
     return found
 
@@ -554,6 +551,6 @@ def _item_schemas(conj: _Conj, index: int) -> list[Any]:
             found.append(prefix[index])
         elif isinstance(items, list) and index < len(items):  # draft 4 tuples
             found.append(items[index])
-        elif isinstance(items, Mapping):
+        elif isinstance(items, _MAP):
             found.append(items)
     return found

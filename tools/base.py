@@ -132,7 +132,12 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     @abstractmethod
     def execute_internal(self, request: TRequest) -> TResponse:
-        """Do the work (may be ``async def``); raise ``ToolError`` for failures the model sees."""
+        """Do the work (may be ``async def``); raise ``ToolError`` for failures the model sees.
+
+        Returning a :class:`~tools.result.ToolResult` instead of a response (what adapters of
+        remote tools do) skips ``format_output``: its status, data, error and extra metadata
+        are kept, and the envelope's own metadata keys are filled in as usual.
+        """
 
     def format_output(self, response: TResponse) -> Any:
         """Turn the response into the ``data`` the model sees (default: JSON-mode dump)."""
@@ -231,6 +236,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             response: Any = self.execute_internal(request)
             if inspect.isawaitable(response):
                 response = run_coroutine_sync(_awaited(response))
+            if isinstance(response, ToolResult):
+                return self._adopt(response, t0, started, request_id)
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
@@ -252,6 +259,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 response = self.execute_internal(request)
             if inspect.isawaitable(response):
                 response = await response
+            if isinstance(response, ToolResult):
+                return self._adopt(response, t0, started, request_id)
             data = self.format_output(response)
         except ToolError as exc:
             return self._error_result(exc, t0, started, request_id)
@@ -293,6 +302,12 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             "duration_ms": (time.perf_counter_ns() - t0) / 1e6,
             "attempts": 1,
         }
+
+    def _adopt(self, result: ToolResult, t0: int, started: float, request_id: str) -> ToolResult:
+        """A ``ToolResult`` returned by ``execute_internal`` (e.g. an adapter's) keeps its
+        status, data, error and extra metadata; the envelope's own keys are ours."""
+        metadata = {**result.metadata, **self._metadata(t0, started, request_id)}
+        return ToolResult._trusted(result.status, result.data, result.error, metadata)
 
     def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
         info = ErrorInfo(exc.error_type, exc.message, exc.retryable, to_jsonable(exc.details))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import difflib
 import inspect
+import logging
 import marshal
 import threading
 import time
@@ -28,6 +29,8 @@ from tools.schema import (
 )
 
 _UNSET: Any = object()
+_LONG_DESCRIPTION = 1024
+logger = logging.getLogger(__name__)
 
 
 class BoundTool:
@@ -152,6 +155,13 @@ class LocalToolRegistry:
         if name is not None or description is not None or parameters is not None:
             instance = _renamed(instance, name, description, parameters)
         key = check_tool_name(instance.name, owner=f"registration of {type(instance).__name__}")
+        if len(instance.description) > _LONG_DESCRIPTION:
+            logger.warning(
+                "tool %r: description is %d characters; some providers reject more than %d",
+                key,
+                len(instance.description),
+                _LONG_DESCRIPTION,
+            )
         if instance.parameters is not None and parameters is None:
             check_parameters_schema(instance.parameters, owner=f"tool {key!r}")
         entry = ToolEntry(
@@ -253,10 +263,7 @@ class LocalToolRegistry:
         )
         info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
         placeholder = _Placeholder(str(name)[:64])
-        result = _failure(placeholder, info)
-        if self.metrics is not None:
-            self.metrics.record(result)
-        return result
+        return ToolEntry(placeholder, CircuitBreaker(), self._context)._finish(_failure(placeholder, info))
 
     # ----------------------------------------------------------------- export
 

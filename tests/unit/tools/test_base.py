@@ -321,3 +321,22 @@ def test_nothing_escapes_from_overrides_or_sys_exit() -> None:
     for tool in (BadValidate(), Exits(), BadFormat()):
         assert tool(city="x")["error_type"] == "execution_error"
         assert asyncio.run(tool.aexecute(city="x")).error is not None
+
+
+def test_execute_internal_may_return_a_tool_result_with_metadata() -> None:
+    from tools import ToolResult
+
+    class Remote(BaseTool[WeatherRequest, Any]):
+        name = "remote"
+        version = "3.0"
+
+        def execute_internal(self, request: WeatherRequest) -> Any:
+            if request.city == "down":
+                return ToolResult.failure("upstream_error", "HTTP 503", retryable=True, metadata={"http_status": 503})
+            return ToolResult.success({"city": request.city}, metadata={"markdown": "**ok**", "tool_name": "x"})
+
+    ok = Remote()(city="Oslo")
+    assert ok["data"] == {"city": "Oslo"}
+    assert ok["_metadata"]["markdown"] == "**ok**" and ok["_metadata"]["tool_name"] == "remote"
+    down = Remote()(city="down")
+    assert (down["error_type"], down["retryable"], down["_metadata"]["http_status"]) == ("upstream_error", True, 503)

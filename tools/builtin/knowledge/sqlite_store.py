@@ -41,6 +41,7 @@ MAX_METADATA_BYTES = 16_384
 MAX_FILTERS = 8
 MAX_LIMIT = 100
 _BATCH_ROWS = 1_000
+_HASH_LOOKUP_CHUNK = 500  # below SQLite's oldest bound-variable limit (999)
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
 _FILTER_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,4}$")
@@ -283,18 +284,32 @@ def _clean(text: str) -> str:
 
 
 def _insert_rows(conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]], now: float) -> list[StoreOutcome]:
-    outcomes: list[StoreOutcome] = []
+    """Insert the new texts with one ``executemany``; runs inside the write transaction."""
+    known = _ids_by_hash(conn, [digest for _text, digest, _meta in rows])
+    fresh: dict[bytes, tuple[str, bytes, str, float]] = {}
     for text, digest, metadata in rows:
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO knowledge (text, text_hash, metadata, created_at) VALUES (?, ?, ?, ?)",
-            (text, digest, metadata, now),
-        )
-        if cursor.rowcount == 1 and cursor.lastrowid is not None:
-            outcomes.append(StoreOutcome(str(cursor.lastrowid), duplicate=False))
-            continue
-        existing = conn.execute("SELECT id FROM knowledge WHERE text_hash = ?", (digest,)).fetchone()
-        outcomes.append(StoreOutcome(str(existing[0]), duplicate=True))
+        if digest not in known and digest not in fresh:
+            fresh[digest] = (text, digest, metadata, now)
+    conn.executemany(
+        "INSERT INTO knowledge (text, text_hash, metadata, created_at) VALUES (?, ?, ?, ?)", list(fresh.values())
+    )
+    ids = {**known, **_ids_by_hash(conn, list(fresh))}
+    outcomes: list[StoreOutcome] = []
+    for _text, digest, _metadata in rows:
+        first_time = fresh.pop(digest, None) is not None
+        outcomes.append(StoreOutcome(str(ids[digest]), duplicate=not first_time))
     return outcomes
+
+
+def _ids_by_hash(conn: sqlite3.Connection, digests: list[bytes]) -> dict[bytes, int]:
+    found: dict[bytes, int] = {}
+    unique = list(dict.fromkeys(digests))
+    for start in range(0, len(unique), _HASH_LOOKUP_CHUNK):
+        chunk = unique[start : start + _HASH_LOOKUP_CHUNK]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT text_hash, id FROM knowledge WHERE text_hash IN ({marks})"  # noqa: S608 -- placeholders only
+        found.update(conn.execute(sql, chunk).fetchall())
+    return found
 
 
 def _filter_clauses(filters: Mapping[str, FilterValue]) -> tuple[str, list[Any]]:

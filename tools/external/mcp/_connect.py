@@ -128,7 +128,7 @@ class ClientOptions:
     http_read_timeout: float = 300.0
     log_level: mcp_types.LoggingLevel = "info"
     errlog: TextIO = field(default=sys.stderr, repr=False)
-    protocol: Literal["auto", "legacy"] = "auto"
+    protocol: Literal["auto", "legacy"] = "legacy"
 
 
 def _stdio(options: ClientOptions, on_spawn: Callable[[int], None] | None) -> Transport:

@@ -41,9 +41,7 @@ class FakeSandbox:
         stdin: str | None = None,
         timeout_seconds: float | None = None,
     ) -> SandboxResult:
-        self.calls.append(
-            {"code": code, "language": language, "stdin": stdin, "timeout": timeout_seconds}
-        )
+        self.calls.append({"code": code, "language": language, "stdin": stdin, "timeout": timeout_seconds})
         if self.error is not None:
             raise self.error
         return self.result
@@ -59,12 +57,8 @@ def test_fake_and_local_sandboxes_satisfy_the_protocol() -> None:
 
 def test_request_goes_to_the_sandbox_and_the_report_comes_back() -> None:
     sandbox = FakeSandbox()
-    result = CodeExecutorTool(sandbox=sandbox).execute(
-        code="print(6*7)", stdin="in", timeout_seconds=2
-    )
-    assert sandbox.calls == [
-        {"code": "print(6*7)", "language": "python", "stdin": "in", "timeout": 2.0}
-    ]
+    result = CodeExecutorTool(sandbox=sandbox).execute(code="print(6*7)", stdin="in", timeout_seconds=2)
+    assert sandbox.calls == [{"code": "print(6*7)", "language": "python", "stdin": "in", "timeout": 2.0}]
     assert result.data == {
         "language": "python",
         "stdout": "42\n",

@@ -44,9 +44,7 @@ def test_the_ir_is_plain_json(parser: MathParser) -> None:
 
 
 def test_equations_and_systems(parser: MathParser) -> None:
-    assert parser.equations("x^2 = 4") == [
-        ["eq", ["pow", ["sym", "x"], ["int", "2"]], ["int", "4"]]
-    ]
+    assert parser.equations("x^2 = 4") == [["eq", ["pow", ["sym", "x"], ["int", "2"]], ["int", "4"]]]
     assert parser.equations("x == 1") == [["eq", ["sym", "x"], ["int", "1"]]]
     assert parser.equations("x + y = 3; x - y = 1;") == [
         ["eq", ["add", ["sym", "x"], ["sym", "y"]], ["int", "3"]],
@@ -79,9 +77,7 @@ def test_equations_and_systems(parser: MathParser) -> None:
         ("1e400", "Floating-point literals must be finite"),
     ],
 )
-def test_rejects_everything_else_with_what_is_allowed(
-    parser: MathParser, text: str, message: str
-) -> None:
+def test_rejects_everything_else_with_what_is_allowed(parser: MathParser, text: str, message: str) -> None:
     with pytest.raises(InvalidArgumentsError) as caught:
         parser.expression(text)
     assert message in caught.value.message

@@ -84,9 +84,7 @@ def test_definite_integral_bounds_are_parsed_too() -> None:
     assert (engine.jobs[0].lower, engine.jobs[0].upper) == (["int", "0"], ["const", "pi"])
     half = tool.execute(operation="integrate", expression="x", lower="0")
     assert half.error is not None
-    assert half.error.message == (
-        "A definite integral needs both 'lower' and 'upper' (e.g. '0' and 'pi')."
-    )
+    assert half.error.message == ("A definite integral needs both 'lower' and 'upper' (e.g. '0' and 'pi').")
     hostile = tool.execute(operation="integrate", expression="x", lower="0", upper="9**9**9**9")
     assert hostile.error is not None
     assert hostile.error.type == "validation_error"
@@ -121,9 +119,7 @@ def test_engine_errors_become_envelopes() -> None:
     result = MathSolverTool(engine=FakeEngine(error=timeout)).execute(expression="x")
     assert result.error is not None
     assert (result.error.type, result.error.message) == ("timeout", "did not finish within 5 s")
-    failed = MathSolverTool(engine=FakeEngine(error=ToolError("sympy failed"))).execute(
-        expression="x"
-    )
+    failed = MathSolverTool(engine=FakeEngine(error=ToolError("sympy failed"))).execute(expression="x")
     assert failed.error is not None
     assert (failed.error.type, failed.error.message) == ("execution_error", "sympy failed")
 
