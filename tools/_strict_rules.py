@@ -268,28 +268,37 @@ class _Measure:
         return self._depths[name]
 
     def walk(self, node: Any, path: str) -> int:
-        """Count ``node``'s subtree; return its levels of object nesting (an object is 1)."""
-        if not isinstance(node, _MAP):
+        """Count ``node``'s subtree; return its levels of object nesting (an object is 1).
+
+        ``node`` is the converter's own output: dicts and lists of known shapes.
+        """
+        if type(node) is not dict:
             return 0
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            return self.def_depth(ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~"))
+        if ref is not None:
+            if str(ref).startswith("#/$defs/"):
+                name = ref[len("#/$defs/") :].replace("~1", "/").replace("~0", "~")
+                return self.def_depth(name)
+            return 0
         inner = 0
         props = node.get("properties")
-        if isinstance(props, _MAP):
+        if props is not None:
             self.properties += len(props)
             for name, sub in props.items():
                 self.chars += len(name)
                 inner = max(inner, self.walk(sub, f"{path}.{name}" if path else name))
-        if isinstance(node.get("items"), _MAP):
-            inner = max(inner, self.walk(node["items"], f"{path}[]"))
-        for branch in node.get("anyOf") or ():
+        items = node.get("items")
+        if items is not None:
+            inner = max(inner, self.walk(items, f"{path}[]"))
+        for branch in node.get("anyOf", ()):
             inner = max(inner, self.walk(branch, path))
-        if isinstance(node.get("enum"), list):
-            self._enum(node["enum"], path)
-        if isinstance(node.get("const"), str):
-            self.chars += len(node["const"])
-        return inner + (1 if isinstance(props, _MAP) else 0)
+        enum = node.get("enum")
+        if enum is not None:
+            self._enum(enum, path)
+        const = node.get("const")
+        if type(const) is str:
+            self.chars += len(const)
+        return inner + (props is not None)
 
     def _enum(self, values: list[Any], path: str) -> None:
         self.enum_values += len(values)

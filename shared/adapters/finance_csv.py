@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -71,6 +71,12 @@ class _CsvRaw:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+@dataclass(slots=True)
+class _RowState:
+    dates: dict[str, date] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
 
 
 def parse_amount(text: str, *, decimal_comma: bool = False) -> Decimal:
@@ -135,24 +141,18 @@ class CsvFinanceAdapter(FinanceAdapter):
         """One transaction per row; a bad date or amount names its line."""
         options = raw.options
         out: list[Transaction] = []
-        seen: dict[str, int] = {}
+        state = _RowState()
         for line, row in raw.rows:
             if not any((value or "").strip() for value in row.values() if isinstance(value, str)):
                 continue  # blank line
             try:
-                tx = self._row(row, options, raw.source)
+                out.append(self._row(row, options, raw.source, state))
             except ValueError as exc:
                 raise AdapterError(str(exc), source=raw.source, line=line) from None
-            if not tx.id:
-                # Identical rows (two coffees on one day) are distinct transactions.
-                base = transaction_id(tx.account, tx.date, tx.amount, tx.description, tx.memo)
-                seen[base] = seen.get(base, 0) + 1
-                tx = replace(tx, id=f"{base}-{seen[base]}")
-            out.append(tx)
         out.sort(key=lambda tx: tx.date)
         return out
 
-    def _row(self, row: dict[str, Any], options: CsvOptions, source: str) -> Transaction:
+    def _row(self, row: dict[str, Any], options: CsvOptions, source: str, state: _RowState) -> Transaction:
         cols = options.columns
 
         def cell(name: str | None) -> str:
@@ -163,7 +163,10 @@ class CsvFinanceAdapter(FinanceAdapter):
                 raise ValueError(f"column {name!r} is longer than {MAX_FIELD_CHARS} characters")
             return value.strip()
 
-        when = _parse_date(cell(cols.date), options.date_format)
+        date_text = cell(cols.date)
+        when = state.dates.get(date_text)
+        if when is None:  # statements repeat dates: parse each distinct one once
+            when = state.dates[date_text] = _parse_date(date_text, options.date_format)
         if cols.amount is not None:
             amount = parse_amount(cell(cols.amount), decimal_comma=options.decimal_comma)
         else:
@@ -181,8 +184,14 @@ class CsvFinanceAdapter(FinanceAdapter):
         category = cell(cols.category) or categorize(
             f"{description} {memo or ''}", options.category_rules, options.default_category
         )
+        tx_id = cell(cols.id)
+        if not tx_id:
+            # Identical rows (two coffees on one day) are distinct transactions.
+            base = transaction_id(account, when, amount, description, memo)
+            state.seen[base] = state.seen.get(base, 0) + 1
+            tx_id = f"{base}-{state.seen[base]}"
         return Transaction(
-            id=cell(cols.id),
+            id=tx_id,
             date=when,
             amount=amount,
             description=description,

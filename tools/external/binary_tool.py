@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tools.base import BaseTool
-from tools.external._errors import raise_for_result
 from tools.result import ToolResult
 
 
@@ -52,7 +51,5 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
         return dict(self._output_schema) if self._output_schema is not None else None
 
     def execute_internal(self, request: dict[str, Any]) -> Any:
-        """Run the binary with ``request`` on stdin; its errors become tool errors."""
-        result = self._invoke(dict(request))
-        raise_for_result(result)
-        return result.data
+        """Run the binary with ``request`` on stdin; returns its envelope (exit code, stderr in metadata)."""
+        return self._invoke(dict(request))

@@ -16,7 +16,6 @@ from jsonschema import validators
 
 from tools.base import BaseTool, check_parameters_schema
 from tools.errors import InvalidArgumentsError, InvalidToolNameError, ToolDefinitionError
-from tools.external._errors import raise_for_result
 from tools.external.adapter import ToolAdapter, ToolAdapterRegistry
 from tools.external.config import ActionSpec, ToolConfig
 
@@ -117,15 +116,13 @@ class ExternalTool(BaseTool[dict[str, Any], Any]):
         check_parameters_schema(self.parameters, owner=f"external tool {config.id!r}")
 
     def execute_internal(self, request: dict[str, Any]) -> Any:
-        """Pass the call to the adapter; its error results are raised as the matching errors."""
+        """Pass the call to the adapter and return its result envelope (metadata included)."""
         params = dict(request)
         action = self._action
         if action is None:
             action = str(params.pop("action"))
             params = self._for_action(action, params)
-        result = self.adapter.execute(self.config.id, action, params, self._call_timeout)
-        raise_for_result(result)
-        return result.data
+        return self.adapter.execute(self.config.id, action, params, self._call_timeout)
 
     def _for_action(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
         schema = self._specs[action].parameters

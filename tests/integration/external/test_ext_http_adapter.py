@@ -244,7 +244,12 @@ def test_through_the_registry(ext_http_server: Any, adapter_for: Any) -> None:
     adapter = adapter_for()
     registry = LocalToolRegistry()
     registry.register(ExternalTool(_config(ext_http_server.url), adapter=adapter))
-    assert registry("shop", item_id="5")["data"] == {"id": 5}
+    out = registry("shop", item_id="5")
+    assert out["data"] == {"id": 5}
+    # the adapter's metadata survives the envelope (it was dropped before)
+    assert out["_metadata"]["http_status"] == 200
+    assert out["_metadata"]["tool_name"] == "shop"
+    assert "markdown" in out["_metadata"]
     bad = registry("shop")
     assert bad["error_type"] == "validation_error"
     assert "item_id" in bad["error"]

@@ -52,7 +52,9 @@ def forced(name: str) -> dict[str, Any]:
 
 @pytest.fixture
 def model(llama_base_url: str) -> Any:
-    with OpenAIChatModel(llama_base_url, "smollm2", timeout=120, temperature=0.0) as model:
+    with OpenAIChatModel(
+        llama_base_url, "smollm2", timeout=120, temperature=0.0, extra_body={"max_tokens": 64}
+    ) as model:
         yield model
 
 

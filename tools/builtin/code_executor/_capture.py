@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import signal
@@ -37,12 +36,14 @@ def kill_group(pgid: int) -> None:
 
 
 def _parse_status(raw: bytes) -> list[dict[str, Any]]:
+    """The launcher's ``key=value`` lines, one dict per line; integers become ints."""
     lines: list[dict[str, Any]] = []
-    for line in raw.splitlines():
-        with contextlib.suppress(ValueError):
-            item = json.loads(line)
-            if isinstance(item, dict):
-                lines.append(item)
+    for line in raw.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        number = value.removeprefix("-")
+        lines.append({key: int(value) if number.isdigit() else value})
     return lines
 
 
@@ -97,7 +98,7 @@ class _Reader:
             return
         buf = self.buffers[fd]
         if fd not in self.streams:
-            if len(buf) < _CHUNK:  # the status pipe carries a few short JSON lines
+            if len(buf) < _CHUNK:  # the status pipe carries a few short lines
                 buf += data
             return
         self.capture.total_bytes += len(data)

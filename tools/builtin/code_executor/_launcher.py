@@ -1,12 +1,13 @@
 """Sandbox launcher: isolate, limit, drop privileges, then exec the user's program.
 
-Run as ``python -I -S _launcher.py CONFIG_JSON`` by :class:`LocalSandbox`, never imported
-by the parent. It is self-contained (stdlib only) so it starts fast and doesn't depend on
-``sys.path``. Steps:
+Run as ``python -I -S _launcher.py CONFIG`` by :class:`LocalSandbox` (``CONFIG``: a dict,
+``marshal``-ed and hex-encoded, which needs no import), never imported by the parent. It is
+self-contained (stdlib only, no ``json``: imports are most of its start-up time) and
+reports on the status descriptor in ``key=value`` lines. Steps:
 
 1. Try to enter new network, PID and mount namespaces (``unshare(2)``; as non-root inside
    a new user namespace that maps the caller's uid to itself). Whatever worked is reported
-   as one JSON line on the status file descriptor.
+   as one set of lines on the status file descriptor.
 2. With a PID namespace, fork: the child is PID 1 of the namespace and reaps; when the
    program exits, PID 1 exits and the kernel kills every process left in the namespace,
    including ones that left the process group with ``setsid``.
@@ -16,7 +17,7 @@ by the parent. It is self-contained (stdlib only) so it starts fast and doesn't 
    launcher runs as root, changes into the working directory and ``execve``\\ s the
    interpreter with the scrubbed environment.
 
-The program's wait status is sent on the status descriptor (``{"wait_status": n}``) when
+The program's wait status is sent on the status descriptor (``wait_status=n``) when
 it ran below a PID 1 of ours; otherwise the launcher *is* the program after ``execve``.
 Doing this in a launcher process rather than ``preexec_fn`` keeps the parent thread-safe.
 """
@@ -24,7 +25,7 @@ Doing this in a launcher process rather than ``preexec_fn`` keeps the parent thr
 from __future__ import annotations
 
 import ctypes
-import json
+import marshal
 import os
 import resource
 import signal
@@ -51,6 +52,15 @@ _LIBC.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 #: Directories any user may write to; each gets a private, size-limited tmpfs.
 _SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - hiding them is the point
+
+
+def _report(status_fd: int, **items: object) -> None:
+    """Write ``key=value`` lines (bools as 0/1, text on one line) to the status pipe."""
+    lines = []
+    for key, value in items.items():
+        text = str(int(value)) if isinstance(value, bool) else str(value)
+        lines.append(f"{key}={text.replace(chr(10), ' ')[:500]}\n")
+    os.write(status_fd, "".join(lines).encode("utf-8", "replace"))
 
 
 def _unshare(flags: int) -> bool:
@@ -138,7 +148,7 @@ def _setup_filesystem(config: dict[str, Any], isolation: dict[str, bool], status
         _private_filesystem(config, new_proc=isolation["pid"])
     except OSError as exc:
         isolation["fs"] = False
-        os.write(status_fd, (json.dumps({"fs": False, "fs_error": str(exc)}) + "\n").encode())
+        _report(status_fd, fs=0, fs_error=str(exc))
 
 
 def _exit_like(status: int) -> None:
@@ -187,23 +197,22 @@ def _exec_program(config: dict[str, Any], status_fd: int) -> None:
         os.execve(config["argv"][0], config["argv"], config["env"])  # noqa: S606 - no shell
     except BaseException as exc:  # report anything, the parent decides
         try:
-            os.write(status_fd, (json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n").encode())
+            _report(status_fd, error=f"{type(exc).__name__}: {exc}")
         finally:
             os._exit(127)
 
 
 def main() -> None:
-    """Entry point: ``_launcher.py CONFIG_JSON``."""
-    config: dict[str, Any] = json.loads(sys.argv[1])
+    """Entry point: ``_launcher.py CONFIG``."""
+    config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
     wanted = {name: bool(config.get(f"isolate_{name}")) for name in ("net", "pid", "fs")}
     isolation = _enter_namespaces(wanted)
     if config.get("require_net") and not isolation["net"]:
-        isolation["refused"] = True
-        os.write(status_fd, (json.dumps(isolation) + "\n").encode())
+        _report(status_fd, refused=1, **isolation)
         os._exit(126)
-    os.write(status_fd, (json.dumps(isolation) + "\n").encode())
+    _report(status_fd, **isolation)
     if not isolation["pid"]:
         _setup_filesystem(config, isolation, status_fd)
         _exec_program(config, status_fd)
@@ -215,7 +224,7 @@ def main() -> None:
             _exec_program(config, status_fd)
         # PID 1 ignores its own fatal signals, so the wait status travels by the pipe.
         status = _wait_for(program, reap_all=True)
-        os.write(status_fd, (json.dumps({"wait_status": status}) + "\n").encode())
+        _report(status_fd, wait_status=status)
         os._exit(0)
     os.close(status_fd)
     _exit_like(_wait_for(init, reap_all=False))

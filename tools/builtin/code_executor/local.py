@@ -25,7 +25,7 @@ What is isolated (see ``docs/compute.md`` for the full, honest list):
 from __future__ import annotations
 
 import contextlib
-import json
+import marshal
 import os
 import shutil
 import signal
@@ -270,7 +270,7 @@ class LocalSandbox:
         try:
             with (workdir / ".stdin").open("rb") as stdin_file:
                 proc = subprocess.Popen(
-                    [self._launcher_python, "-I", "-S", str(_LAUNCHER), json.dumps(config)],
+                    [self._launcher_python, "-I", "-S", str(_LAUNCHER), marshal.dumps(config).hex()],
                     stdin=stdin_file,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,

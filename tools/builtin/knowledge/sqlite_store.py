@@ -85,6 +85,7 @@ class SqliteKnowledgeStore:
             ``":memory:"`` for a private in-memory store (tests).
         busy_timeout: Seconds SQLite waits for a lock before reporting busy.
         max_attempts: Tries per write transaction when SQLite still reports busy.
+        cache_mb: SQLite page cache of this connection, in MB (grows only as used).
         highlight: Markers put around matched words in snippets.
         snippet_tokens: Words per snippet (1-64).
         sleep: Back-off sleep between busy retries (injectable for tests).
@@ -97,6 +98,7 @@ class SqliteKnowledgeStore:
         *,
         busy_timeout: float = 5.0,
         max_attempts: int = 8,
+        cache_mb: int = 32,
         highlight: tuple[str, str] = ("**", "**"),
         snippet_tokens: int = 24,
         sleep: Callable[[float], None] = time.sleep,
@@ -119,6 +121,7 @@ class SqliteKnowledgeStore:
         )
         self._conn = sqlite3.connect(location, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        self._conn.execute(f"PRAGMA cache_size = {-1024 * max(1, int(cache_mb))}")
         self._retrying.copy()(self._initialise)
 
     def _initialise(self) -> None:

@@ -54,9 +54,7 @@ def test_unusable_queries_are_clear_validation_errors(query: str, message: str) 
 @pytest.fixture(scope="module")
 def fts() -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(":memory:")
-    conn.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')"
-    )
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
     conn.execute("INSERT INTO t VALUES ('the quick brown fox jumps over the lazy dog')")
     yield conn
     conn.close()

@@ -144,7 +144,10 @@ def test_filters_on_scalars_lists_nested_keys_and_booleans(store: SqliteKnowledg
             KnowledgeItem("energy report three", {"author": {"name": "Ana"}, "year": 2024}),
         ]
     )
-    ids = lambda **filters: [h.id for h in store.search("energy", filters=filters)]  # noqa: E731
+
+    def ids(**filters: str | int | bool) -> list[str]:
+        return [h.id for h in store.search("energy", filters=filters)]
+
     assert ids(source="a") == ["1"]
     assert ids(tags="wind") == ["2"]
     assert ids(tags="solar", source="a") == ["1"]

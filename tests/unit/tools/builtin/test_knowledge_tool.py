@@ -77,9 +77,7 @@ def test_tag_and_source_filters(registry: LocalToolRegistry) -> None:
 
 def test_nulls_from_strict_mode_mean_defaults(registry: LocalToolRegistry) -> None:
     registry("store_knowledge", text="Null handling works", title=None, source=None, tags=None)
-    found = _data(
-        registry("search_knowledge", query="null handling", limit=None, tag=None, source=None)
-    )
+    found = _data(registry("search_knowledge", query="null handling", limit=None, tag=None, source=None))
     assert len(found["results"]) == 1
 
 
@@ -114,10 +112,7 @@ def test_strict_openai_export(registry: LocalToolRegistry) -> None:
         params = function["parameters"]
         assert params["additionalProperties"] is False
         assert set(params["required"]) == set(params["properties"])
-    assert (
-        "OR between alternatives"
-        in tools["search_knowledge"]["parameters"]["properties"]["query"]["description"]
-    )
+    assert "OR between alternatives" in tools["search_knowledge"]["parameters"]["properties"]["query"]["description"]
 
 
 def test_old_names_are_the_tool_names() -> None:

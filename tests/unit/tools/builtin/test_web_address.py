@@ -47,9 +47,7 @@ def test_legacy_ipv4_forms_are_parsed_like_browsers(host: str, expected: str) ->
     assert parse_legacy_ipv4(host) == ipaddress.IPv4Address(expected)
 
 
-@pytest.mark.parametrize(
-    "host", ["example.com", "1.2.3.4.5", "4294967296", "256.1.1.1", "08.1", "", "1..1", "1.0xg"]
-)
+@pytest.mark.parametrize("host", ["example.com", "1.2.3.4.5", "4294967296", "256.1.1.1", "08.1", "", "1..1", "1.0xg"])
 def test_names_and_out_of_range_forms_are_not_ipv4(host: str) -> None:
     assert parse_legacy_ipv4(host) is None
 
@@ -167,9 +165,7 @@ def test_metadata_address_stays_refused_inside_an_allowed_network() -> None:
 
 
 def test_allow_hosts_exact_and_subdomain_suffix() -> None:
-    resolver = FakeResolver(
-        {"intranet": ["10.0.0.2"], "wiki.corp.example": ["10.0.0.3"], "evil.example": ["10.0.0.4"]}
-    )
+    resolver = FakeResolver({"intranet": ["10.0.0.2"], "wiki.corp.example": ["10.0.0.3"], "evil.example": ["10.0.0.4"]})
     policy = AddressPolicy.build(allow_hosts=["Intranet", ".corp.example"], resolver=resolver)
     assert policy.check_url("http://intranet/").address == "10.0.0.2"
     assert policy.check_url("http://wiki.corp.example/").address == "10.0.0.3"

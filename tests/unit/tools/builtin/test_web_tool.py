@@ -34,9 +34,7 @@ class FakeBackend:
         return self.hits[:count]
 
 
-def _page(
-    body: str | bytes, content_type: str = "text/html", charset: str | None = None
-) -> FetchedPage:
+def _page(body: str | bytes, content_type: str = "text/html", charset: str | None = None) -> FetchedPage:
     raw = body.encode() if isinstance(body, str) else body
     return FetchedPage(
         url="https://example.com/a",
@@ -187,9 +185,7 @@ def test_extractor_survives_hostile_markup(html: str) -> None:
 def test_non_html_is_returned_as_text_and_charset_is_honoured() -> None:
     extractor = TrafilaturaExtractor()
     body = "Grüße aus Köln".encode("latin-1")
-    assert extractor.extract(_page(body, "text/plain", "latin-1"), include_links=True).text == (
-        "Grüße aus Köln"
-    )
+    assert extractor.extract(_page(body, "text/plain", "latin-1"), include_links=True).text == ("Grüße aus Köln")
     unknown = extractor.extract(_page(body, "text/plain", "no-such-charset"), include_links=False)
     assert unknown.text.startswith("Gr")
     assert extractor.extract(_page('{"a": 1}', "application/json"), include_links=False).links == ()
