@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from shared.adapters.finance_query import FinanceIndex, FinanceQuery
+from shared.adapters.finance_query import summarize
 from shared.adapters.records import Transaction
 
 RECENT_COUNT = 10
@@ -39,7 +39,7 @@ def finance_payload(records: Sequence[Transaction], *, now: datetime, options: M
     start = today - timedelta(days=days - 1)
     window = records[bisect_left(records, start, key=lambda tx: tx.date) :]
     window = [tx for tx in window if tx.date <= today]
-    summary = FinanceIndex(window).run(FinanceQuery(action="summary"))
+    summary = summarize(window)
     week_start = today - timedelta(days=LARGE_EXPENSE_DAYS - 1)
     large = [tx for tx in window if tx.date >= week_start and -tx.amount >= threshold > 0]
     large.sort(key=lambda tx: tx.amount)

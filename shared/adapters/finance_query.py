@@ -21,7 +21,7 @@ from pydantic_core import to_jsonable_python
 
 from shared.adapters.records import Transaction
 
-__all__ = ["FinanceAction", "FinanceIndex", "FinanceQuery", "totals_by_currency"]
+__all__ = ["FinanceAction", "FinanceIndex", "FinanceQuery", "summarize", "totals_by_currency"]
 
 FinanceAction = Literal["transactions", "summary", "categories", "search"]
 SortField = Literal["date", "amount", "description", "category"]
@@ -144,6 +144,8 @@ class FinanceIndex:
         text, items = self._text, self._items
         rows = self._rows_containing(terms[0], positions)
         rest = terms[1:]
+        if not rest:
+            return [items[i] for i in rows]
         return [items[i] for i in rows if all(term in text[i] for term in rest)]
 
     def _rows_containing(self, term: str, positions: range) -> list[int]:
@@ -200,28 +202,7 @@ class FinanceIndex:
         }
 
     def _summary(self, selected: list[Transaction], group_by: GroupBy | None) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "period": {
-                "from": selected[0].date if selected else None,
-                "to": selected[-1].date if selected else None,
-            },
-            "count": len(selected),
-            "totals": totals_by_currency(selected),
-        }
-        key = _group_key(group_by or "category")
-        groups: dict[str, list[Transaction]] = defaultdict(list)
-        for tx in selected:
-            groups[key(tx)].append(tx)
-        rows = [{"key": name, **_flat_totals(items)} for name, items in groups.items()]
-        if group_by is None:
-            rows = [row for row in rows if row["expenses"] > _ZERO]
-            rows.sort(key=lambda row: row["expenses"], reverse=True)
-            body["top_expense_categories"] = rows[:5]
-        else:
-            rows.sort(key=lambda row: row["key"])
-            body["group_by"] = group_by
-            body["groups"] = rows[:500]
-        return body
+        return summarize(selected, group_by)
 
     def _categories(self, selected: list[Transaction]) -> dict[str, Any]:
         groups: dict[str, list[Transaction]] = defaultdict(list)
@@ -230,6 +211,33 @@ class FinanceIndex:
         rows = [{"category": name, **_flat_totals(items)} for name, items in groups.items()]
         rows.sort(key=lambda row: (-row["expenses"], row["category"]))
         return {"categories": rows}
+
+
+def summarize(selected: Sequence[Transaction], group_by: GroupBy | None = None) -> dict[str, Any]:
+    """Totals per currency over date-sorted ``selected``, with top expense categories, or
+    with groups by ``group_by`` when given. Values are Decimals (not yet JSON)."""
+    body: dict[str, Any] = {
+        "period": {
+            "from": selected[0].date if selected else None,
+            "to": selected[-1].date if selected else None,
+        },
+        "count": len(selected),
+        "totals": totals_by_currency(selected),
+    }
+    key = _group_key(group_by or "category")
+    groups: dict[str, list[Transaction]] = defaultdict(list)
+    for tx in selected:
+        groups[key(tx)].append(tx)
+    rows = [{"key": name, **_flat_totals(items)} for name, items in groups.items()]
+    if group_by is None:
+        rows = [row for row in rows if row["expenses"] > _ZERO]
+        rows.sort(key=lambda row: row["expenses"], reverse=True)
+        body["top_expense_categories"] = rows[:5]
+    else:
+        rows.sort(key=lambda row: row["key"])
+        body["group_by"] = group_by
+        body["groups"] = rows[:500]
+    return body
 
 
 def _flat_totals(items: list[Transaction]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import ctypes
 import marshal
 import os
 import resource
-import signal
+import _signal as signal  # the C module: ``signal`` imports enum, slow to start
 import sys
 from typing import Any
 
@@ -204,7 +204,8 @@ def _exec_program(config: dict[str, Any], status_fd: int) -> None:
 
 def main() -> None:
     """Entry point: ``_launcher.py CONFIG``."""
-    config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))
+    # The config comes from our own parent (argv), not from the program: marshal is safe.
+    config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))  # noqa: S302
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
     wanted = {name: bool(config.get(f"isolate_{name}")) for name in ("net", "pid", "fs")}

@@ -139,7 +139,9 @@ class LocalSandbox:
         self._require_network = require_network_isolation
         self._uid = sandbox_uid if os.geteuid() == 0 else None
         self._temp_root = temp_root
-        self._launcher_python = launcher_python
+        # Import the launcher (its bytecode is cached) rather than run it as a script.
+        stub = f"import sys; sys.path[0:0] = [{str(_LAUNCHER.parent)!r}]; import _launcher; "
+        self._launcher_argv = [launcher_python, "-I", "-S", "-c", stub + "_launcher.main()"]
         self._lock = threading.Lock()
         self._running: set[int] = set()
         self._closed = False
@@ -270,7 +272,7 @@ class LocalSandbox:
         try:
             with (workdir / ".stdin").open("rb") as stdin_file:
                 proc = subprocess.Popen(
-                    [self._launcher_python, "-I", "-S", str(_LAUNCHER), marshal.dumps(config).hex()],
+                    [*self._launcher_argv, marshal.dumps(config).hex()],
                     stdin=stdin_file,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
