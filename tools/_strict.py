@@ -16,20 +16,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from tools._strict_nulls import strip_nulls
 from tools._strict_rules import (
     ALLOWED_FORMATS,
     ARRAY_KEYWORDS,
     JSON_TYPES,
+    MAX_SCHEMA_DEPTH,
     MEANINGFUL_KEYWORDS,
     NUMBER_KEYWORDS,
-    SCALAR_TYPES,
     UNSUPPORTED_KEYWORDS,
     RefResolver,
     admits_null,
     check_limits,
     declared_types,
+    def_name,
     describe_default,
-    strip_nulls,
+    discriminator_names,
+    escape_pointer,
+    nullable,
+    single_value,
     value_matches_type,
 )
 
@@ -41,8 +46,6 @@ __all__ = [
     "to_strict_schema",
 ]
 
-#: Deeper schemas are cut off (an unsupported issue): strict mode allows 10 object levels.
-_MAX_SCHEMA_DEPTH = 64
 _MISSING: Any = object()
 _UNSUPPORTED = frozenset(UNSUPPORTED_KEYWORDS)
 #: A node with one of these says what it accepts; without, its type may be inferred.
@@ -125,19 +128,6 @@ def to_strict_schema(schema: Mapping[str, Any]) -> StrictConversion:
 
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-def _def_name(ref: str) -> str | None:
-    """``X`` for ``#/$defs/X`` or ``#/definitions/X`` (pointer-unescaped), else None."""
-    for prefix in ("#/$defs/", "#/definitions/"):
-        rest = ref[len(prefix) :]
-        if ref.startswith(prefix) and rest and "/" not in rest:
-            return rest.replace("~1", "/").replace("~0", "~")
-    return None
 
 
 class _Converter:
@@ -264,8 +254,8 @@ class _Converter:
     # -- conversion of one node -----------------------------------------------------------
     def convert(self, node: Any, path: str, depth: int) -> dict[str, Any]:
         """Convert any schema node (the node's default, if any, goes into its description)."""
-        if depth > _MAX_SCHEMA_DEPTH:
-            self.issue(path, f"the schema is nested more than {_MAX_SCHEMA_DEPTH} levels deep")
+        if depth > MAX_SCHEMA_DEPTH:
+            self.issue(path, f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep")
             return {}
         if not isinstance(node, _MAP):
             what = "`true` (anything)" if node is True else repr(node)[:60]
@@ -312,12 +302,13 @@ class _Converter:
         if target is None:
             self.issue(path, f"$ref {ref!r:.80} does not point into this schema")
             return {}
-        name = _def_name(ref)
+        name = def_name(ref)
         if name is not None:
             if name not in self.out_defs:
-                self.out_defs[name] = {}  # placeholder: a recursive use finds it
+                # a recursive use finds this placeholder (an object, which does not admit null)
+                self.out_defs[name] = {"type": "object"}
                 self.out_defs[name] = self.convert(target, path, depth + 1)
-            return {"$ref": "#/$defs/" + _escape(name)}
+            return {"$ref": "#/$defs/" + escape_pointer(name)}
         if ref in self._inlining:
             self.issue(path, f"a recursive $ref {ref!r:.80} outside $defs; move it into $defs")
             return {}
@@ -424,7 +415,7 @@ class _Converter:
         if len(bodies) == 1:
             return bodies[0]
         if len(bodies) == 2 and bodies[1] == {"type": "null"}:
-            return _nullable(bodies[0])
+            return nullable(bodies[0])
         return {"anyOf": bodies}
 
     @staticmethod
@@ -493,7 +484,7 @@ class _Converter:
                 child = _join(path, name)
                 # A union's tag (pydantic's `kind: Literal["cat"] = "cat"`) has one legal value
                 # and picks the branch: it stays required and non-null.
-                pinned = name in required or (_single_value(sub) and name in self._tag_names())
+                pinned = name in required or (single_value(sub) and name in self._tag_names())
                 out["properties"][name] = self._property(sub, pinned, child, depth + 1)
                 out["required"].append(name)
         out["additionalProperties"] = False
@@ -501,7 +492,7 @@ class _Converter:
 
     def _tag_names(self) -> frozenset[str]:
         if self._tags is None:
-            self._tags = _discriminator_names(self.root)
+            self._tags = discriminator_names(self.root)
         return self._tags
 
     def _property(self, sub: Any, required: bool, path: str, depth: int) -> dict[str, Any]:
@@ -514,52 +505,8 @@ class _Converter:
         if admits_null(core, self._out_refs):
             return self.convert(sub, path, depth)
         text = self._description(sub)
-        out = _nullable(core)
+        out = nullable(core)
         return {**out, "description": text} if text is not None else out
-
-
-def _single_value(node: Any) -> bool:
-    if not isinstance(node, _MAP):
-        return False
-    enum = node.get("enum")
-    return "const" in node or (isinstance(enum, list) and len(enum) == 1)
-
-
-def _discriminator_names(root: Mapping[str, Any]) -> frozenset[str]:
-    """The ``discriminator.propertyName`` of every union anywhere in ``root``."""
-    names: set[str] = set()
-    stack: list[tuple[Any, int]] = [(root, 0)]
-    seen: set[int] = set()
-    while stack:
-        node, depth = stack.pop()
-        if id(node) in seen or depth > _MAX_SCHEMA_DEPTH:
-            continue
-        seen.add(id(node))
-        if isinstance(node, _MAP):
-            tag = node.get("discriminator")
-            if isinstance(tag, _MAP) and isinstance(tag.get("propertyName"), str):
-                names.add(tag["propertyName"])
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
-    return frozenset(names)
-
-
-def _nullable(core: dict[str, Any]) -> dict[str, Any]:
-    """``core`` that also admits null, in the form strict mode honours."""
-    kind = core.get("type")
-    if isinstance(kind, str) and kind in SCALAR_TYPES and "enum" not in core and "const" not in core:
-        return {**core, "type": [kind, "null"]}
-    if not core:
-        return core
-    null = {"type": "null"}
-    if set(core) <= {"anyOf", "description"}:
-        branches = core["anyOf"] if null in core["anyOf"] else [*core["anyOf"], null]
-        return {**core, "anyOf": branches}
-    wrapped: dict[str, Any] = {"anyOf": [{k: v for k, v in core.items() if k != "description"}, null]}
-    if "description" in core and "$ref" not in core:
-        wrapped["description"] = core["description"]
-    return wrapped
 
 
 # -- nulls --------------------------------------------------------------------------------

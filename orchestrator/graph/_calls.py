@@ -32,6 +32,8 @@ class PendingCall:
 
 
 def _field(obj: Any, key: str) -> Any:
+    if type(obj) is dict:  # the common case, without the slower ABC check
+        return obj.get(key)
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
@@ -50,6 +52,8 @@ def _role(message: Any) -> str | None:
 def messages_of(state: Any) -> Sequence[Any]:
     """The message list of a state (a mapping with ``messages``, or an object with it)."""
     messages = _field(state, "messages")
+    if type(messages) is list:
+        return messages
     if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)):
         return messages
     return ()
@@ -72,7 +76,9 @@ def pending_calls(messages: Sequence[Any]) -> list[PendingCall]:
         if role != "assistant":
             return []
         raw_calls = _field(message, "tool_calls")
-        if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
+        if type(raw_calls) is not list and (
+            not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes))
+        ):
             return []
         calls = [_call_of(i, raw) for i, raw in enumerate(raw_calls)]
         pending = [call for call in calls if call.id not in answered]

@@ -15,9 +15,13 @@ MIN_OUTPUT_CHARS = 512
 _KEEP_METADATA = ("tool_name", "request_id", "duration_ms")
 
 
+# A constant encoder: json.dumps would build a new one per call (a third of the cost).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON (``separators=(",", ":")``), non-ASCII kept as is, NaN refused."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:

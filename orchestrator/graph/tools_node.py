@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import json
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
 from orchestrator.graph._calls import PendingCall, messages_of, pending_calls
 from orchestrator.graph._pool import DaemonPool
+from orchestrator.graph._threaded import run_in_pool
 from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps, fit
 from tools.errors import ErrorType
 from tools.result import ToolResult
@@ -55,29 +55,6 @@ class ToolCallRecord(TypedDict):
 
 def _failure(name: str, error_type: ErrorType, message: str, *, retryable: bool = False) -> ToolResult:
     return ToolResult.failure(error_type, message, retryable=retryable, metadata={"tool_name": name})
-
-
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code, on a helper thread when a loop is already running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-    context = contextvars.copy_context()
-
-    def runner() -> None:
-        try:
-            box["value"] = context.run(asyncio.run, coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=runner, name="tooldeck-tools-node", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class ToolsNode:
@@ -161,8 +138,20 @@ class ToolsNode:
             return {"messages": [], "tool_results": []}
         if len(calls) == 1 and self._call_timeout is None:
             return self._update(calls, [self._run_inline(calls[0])])
-        result: dict[str, Any] = _run_sync(self._ainvoke(calls))
-        return result
+        outcomes: list[tuple[ToolResult, float]] = []
+        for group in self._groups(calls):
+            tool = self._registry.tool(group[0].name) if group[0].name else None
+            if len(group) == 1 and tool is not None and not getattr(tool, "run_in_thread", True):
+                outcomes.append(self._run_inline(group[0]))  # thread-affine: caller's thread
+                continue
+            outcomes += run_in_pool(
+                self._worker_pool(),
+                [self._job(call) for call in group],
+                timeout=self._call_timeout,
+                on_timeout=lambda i, g=group: self._timed_out(g[i]),  # type: ignore[misc]
+                on_error=lambda i, exc, g=group: self._escaped(g[i], exc),  # type: ignore[misc]
+            )
+        return self._update(calls, outcomes)
 
     async def ainvoke(self, state: Any) -> dict[str, Any]:
         """Async entry: run the pending calls on the running loop and return the update.
@@ -246,19 +235,26 @@ class ToolsNode:
                 result = self._escaped(call, exc)
             outcomes[call.index] = (result, (time.perf_counter() - started) * 1000)
 
+    def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
+        registry = self._registry
+        return lambda: registry.call_tool_raw(call.name, call.arguments)
+
+    def _timed_out(self, call: PendingCall) -> ToolResult:
+        return _failure(
+            call.name,
+            "timeout",
+            f"The tool '{call.name}' did not finish within {self._call_timeout:g} seconds. "
+            "Try again with a smaller request, or take another approach.",
+            retryable=True,
+        )
+
     async def _execute_bounded(self, call: PendingCall) -> ToolResult:
         if self._call_timeout is None:
             return await self._execute(call)
         try:
             return await asyncio.wait_for(self._execute(call), self._call_timeout)
         except asyncio.TimeoutError:
-            return _failure(
-                call.name,
-                "timeout",
-                f"The tool '{call.name}' did not finish within {self._call_timeout:g} seconds. "
-                "Try again with a smaller request, or take another approach.",
-                retryable=True,
-            )
+            return self._timed_out(call)
 
     async def _execute(self, call: PendingCall) -> ToolResult:
         tool = self._registry.tool(call.name) if call.name else None
@@ -276,7 +272,7 @@ class ToolsNode:
             result = self._escaped(call, exc)
         return result, (time.perf_counter() - started) * 1000
 
-    def _escaped(self, call: PendingCall, exc: Exception) -> ToolResult:
+    def _escaped(self, call: PendingCall, exc: BaseException) -> ToolResult:
         _log.error(
             "tool call %s (%r) raised %s past the registry",
             call.id,

@@ -226,6 +226,11 @@ class BaseAdapter(ABC, Generic[T]):
             records = self.transform(raw)
         except AdapterError as exc:
             return self._failure(exc.describe())
+        except ImportError as exc:
+            return self._failure(
+                f"the {self.platform} adapter needs the 'context' extra "
+                f"(pip install 'tooldeck[context]'); {exc.name or 'a parser'} is not installed"
+            )
         except Exception as exc:
             logger.exception("adapter %s/%s failed", self.category, self.platform)
             return self._failure(f"the {self.platform} adapter failed unexpectedly ({type(exc).__name__})")

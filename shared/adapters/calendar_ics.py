@@ -31,6 +31,10 @@ __all__ = ["IcsCalendarAdapter", "IcsOptions"]
 # Properties whose breakage makes an event unusable.
 _ESSENTIAL = frozenset({None, "DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE"})
 _QUOTED = re.compile(r"'([^']{1,200})'")
+_CHUNK = timedelta(days=14)
+#: Occurrences one calendar may expand to within its window.
+MAX_OCCURRENCES = 20_000
+_TOO_FREQUENT = frozenset({"SECONDLY", "MINUTELY"})
 
 
 class IcsOptions(AdapterOptions):
@@ -122,14 +126,31 @@ class IcsCalendarAdapter(BaseAdapter[CalendarEvent]):
         """Expand recurrences within the window and build sorted :class:`CalendarEvent` s."""
         import recurring_ical_events
 
-        try:
-            occurrences = recurring_ical_events.of(raw.calendar, keep_recurrence_attributes=True).between(
-                raw.start, raw.end
-            )
-        except Exception as exc:
-            # recurring-ical-events raises its own errors and ValueError for bad rules.
-            raise AdapterError(f"cannot expand recurring events: {exc}", source=raw.source) from None
-        events = [_event(component, raw) for component in occurrences]
+        query = recurring_ical_events.of(raw.calendar, keep_recurrence_attributes=True)
+        events: list[CalendarEvent] = []
+        seen: set[tuple[str, str]] = set()
+        chunk_start = raw.start
+        # Expand in chunks so that a hostile rule (thousands of occurrences a day) stops at
+        # MAX_OCCURRENCES instead of exhausting memory.
+        while chunk_start < raw.end:
+            chunk_end = min(chunk_start + _CHUNK, raw.end)
+            try:
+                occurrences = query.between(chunk_start, chunk_end)
+            except Exception as exc:
+                # recurring-ical-events raises its own errors and ValueError for bad rules.
+                raise AdapterError(f"cannot expand recurring events: {exc}", source=raw.source) from None
+            for component in occurrences:
+                start = component.get("DTSTART")
+                key = (str(component.get("UID")), repr(start.dt) if start is not None else "")
+                if key not in seen:
+                    seen.add(key)
+                    events.append(_event(component, raw))
+            if len(events) > MAX_OCCURRENCES:
+                raise AdapterError(
+                    f"more than {MAX_OCCURRENCES} event occurrences in the window; lower horizon_days",
+                    source=raw.source,
+                )
+            chunk_start = chunk_end
         events.sort(key=lambda event: _sort_key(event.start))
         return events
 
@@ -177,6 +198,17 @@ def _parse_calendar(text: str, source: str) -> Any:
         ) from None
     if isinstance(calendar, list) or calendar.name != "VCALENDAR":
         raise AdapterError("not a valid iCalendar file: no VCALENDAR", source=source, line=1)
+    for component in calendar.walk("VEVENT"):
+        rules = component.get("RRULE")
+        for rule in rules if isinstance(rules, list) else [rules] if rules is not None else []:
+            freq = next(iter(rule.get("FREQ") or []), None)
+            if freq in _TOO_FREQUENT:
+                uid = _text(component.get("UID")) or "?"
+                raise AdapterError(
+                    f"event {uid!r} repeats {str(freq).lower()}, which is not supported",
+                    source=source,
+                    line=find_line(text, f"FREQ={freq}"),
+                )
     for component in calendar.walk():
         for prop, message in getattr(component, "errors", []):
             if prop in _ESSENTIAL:

@@ -21,6 +21,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
     parser.add_argument("--log-level", default="info")
+    parser.add_argument("--no-warm-up", action="store_true", help="do not read the sources at startup")
     args = parser.parse_args(argv)
     env = os.environ if environ is None else environ
 
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     aggregator = ContextAggregator(config)
-    app = create_app(aggregator, api_key=api_key)
+    app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 

@@ -161,6 +161,18 @@ class ContextAggregator:
             "errors": errors,
         }
 
+    def warm_up(self) -> None:
+        """Start reading every user's sources in the background, so first requests are fast.
+
+        Parsing a large statement can take seconds; without this the first ``/context``
+        call pays for it (and may exceed a client's timeout). Failures are only cached
+        briefly, as for normal requests. Returns at once.
+        """
+        for user_id, user in self._config.users.items():
+            for category in dict.fromkeys(entry.category for entry in user.adapters if entry.enabled):
+                entries = _entries(user, category)
+                self._pool.submit(self._snapshot, user_id, user, category, entries, None)
+
     def health(self) -> dict[str, Any]:
         """Liveness plus the adapters the registry knows (no user data)."""
         return {

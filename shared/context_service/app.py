@@ -8,8 +8,9 @@ Endpoints:
   sort_dir=desc&page=1&per_page=20&group_by=category&date_from=2026-01-01&date_to=...``.
 
 When an API key is configured every endpoint but ``/health`` needs it in ``X-API-Key``
-(compared in constant time); otherwise 401. Bad query parameters get 422 with a message
-that names them; an unknown user gets 404.
+(compared in constant time); otherwise 401. Bad or oversized query parameters get 422
+with a message that names them; an unknown user gets 404; an unexpected error gets a
+500 naming only the exception type.
 """
 
 from __future__ import annotations
@@ -35,16 +36,20 @@ def _json(body: Any, status_code: int = 200) -> Response:
     return Response(content=to_json(body), status_code=status_code, media_type="application/json")
 
 
-def create_app(aggregator: ContextAggregator, *, api_key: str | None = None) -> FastAPI:
+def create_app(aggregator: ContextAggregator, *, api_key: str | None = None, warm_up: bool = False) -> FastAPI:
     """Build the ASGI app around ``aggregator``.
 
     Args:
         aggregator: Does the work; the app only parses, authenticates and serialises.
         api_key: When set, required in the ``X-API-Key`` header (never logged or echoed).
+        warm_up: Read every source in the background at startup
+            (:meth:`ContextAggregator.warm_up`).
     """
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if warm_up:
+            aggregator.warm_up()
         yield
         aggregator.close()
 

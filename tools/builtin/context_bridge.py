@@ -102,9 +102,12 @@ class ContextBridge:
     ) -> dict[str, Any]:
         """The ``/context`` answer for ``categories`` (None: all), never raising.
 
-        On any failure every requested category comes back as
+        On any failure (connection refused, slower than ``timeout`` in total, 5xx, 401,
+        an answer that is not JSON, of the wrong shape, or larger than
+        ``max_response_bytes``) every requested category comes back as
         ``{"status": "unavailable", "data": None, "reason": ...}``; categories missing
-        from an otherwise valid answer are filled the same way.
+        from an otherwise valid answer are filled the same way. The reason never holds
+        the API key.
         """
         wanted = list(dict.fromkeys(categories)) if categories else None
         params: dict[str, str] = {"user_id": user_id, "categories": ",".join(wanted or ["all"])}

@@ -152,6 +152,11 @@ USER_CONTEXT_ALIASES: tuple[ToolAlias, ...] = (
 class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
     """The user's context from the context service, summarised or queried.
 
+    Arguments outside the schema, or contradictory ones (``finance_action`` without the
+    finance category, ``destination`` without commute, ``page`` < 1, ...), end in a
+    ``validation_error`` whose message shows a correct call. A failing, slow or garbled
+    service gives per-category ``unavailable`` statuses with a reason, never an exception.
+
     Args:
         context_bridge: Client of the context service.
         user_id: Whose context (the model cannot choose another user).

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shared.adapters import AdapterRegistry, BaseAdapter, register_adapter
 from tools import LocalToolRegistry
 from tools.builtin.context_bridge import ContextBridge
 from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextTool
@@ -163,3 +164,29 @@ def test_broken_files_are_reported_with_file_and_line(
         "statement.ofx line 66: transaction #4: amount 'four' is not a number"
     )
     assert cats["weather"]["status"] == "ok"
+
+
+def test_an_adapter_raising_through_the_whole_stack(
+    scripted: Scripted, start_service: Callable[..., Any], make_config: Callable[..., dict[str, Any]]
+) -> None:
+    @register_adapter(category="health", platform="exploding")
+    class Exploding(BaseAdapter[int]):
+        def fetch(self, config: Mapping[str, Any]) -> Any:  # breaks the never-raise contract
+            raise RuntimeError("token=abc123")
+
+        def fetch_raw(self, config: Mapping[str, Any]) -> Any:
+            return []
+
+        def transform(self, raw: Any) -> list[int]:
+            return []
+
+    registry = AdapterRegistry.with_builtin_adapters()
+    registry.add(Exploding)
+    config = make_config(scripted.url, extra_adapters=[{"category": "health", "platform": "exploding"}])
+    service = start_service(config, api_key=KEY, registry=registry)
+    result = _registry(service.url).call_tool("user_context", category=["health", "calendar"])
+    assert result.ok
+    cats = result.data["categories"]
+    assert cats["health"] == {"status": "error", "reason": "the exploding adapter failed unexpectedly (RuntimeError)"}
+    assert cats["calendar"]["status"] == "ok"
+    assert "abc123" not in str(result.to_dict())

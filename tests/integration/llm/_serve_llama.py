@@ -9,14 +9,15 @@ large models; without it the 135M-parameter test model runs the same.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 
 def main() -> None:
-    import llama_cpp.llama_cpp as bindings
-    from llama_cpp.server.__main__ import main as serve
-
+    # Through importlib and Any: typed the same whether llama_cpp is installed or not.
+    bindings: Any = importlib.import_module("llama_cpp.llama_cpp")
+    serve: Any = importlib.import_module("llama_cpp.server.__main__").main
     default_params = bindings.llama_model_default_params
 
     def without_repacking() -> Any:
@@ -25,7 +26,7 @@ def main() -> None:
             params.use_extra_bufts = False
         return params
 
-    bindings.llama_model_default_params = without_repacking  # type: ignore[assignment]
+    bindings.llama_model_default_params = without_repacking
     sys.argv[0] = "llama_cpp.server"
     serve()
 

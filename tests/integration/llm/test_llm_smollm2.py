@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from orchestrator import AgentGraph, OpenAIChatModel, ToolsNode
 from tools import BaseTool, LocalToolRegistry
 
-pytestmark = pytest.mark.llm
+pytestmark = [pytest.mark.llm, pytest.mark.timeout(600)]  # CPU inference on a shared machine
 
 
 class WeatherRequest(BaseModel):
@@ -84,15 +84,16 @@ def test_graph_executes_real_tool_calls_and_ends_within_budget(model: OpenAIChat
     weather = WeatherTool()
     registry = LocalToolRegistry()
     registry.register(weather)
-    graph = AgentGraph(model, registry, tool_choice=forced("get_weather"), max_iterations=3)
+    graph = AgentGraph(model, registry, tool_choice=forced("get_weather"), max_iterations=2)
     try:
         run = graph.run("What is the weather in Paris?")
     finally:
         graph.tools_node.close()
-    assert run.stop_reason in ("final_answer", "max_iterations")
-    assert 1 <= run.iterations <= 3
+    # Forced on every turn, the model keeps calling: the budget ends the run with a message.
+    assert run.stop_reason == "max_iterations"
+    assert run.iterations == 2
     assert run.messages[-1]["role"] == "assistant"
-    assert run.answer
+    assert "iteration budget" in run.answer
     assert run.tool_results
     assert all(r["name"] == "get_weather" for r in run.tool_results)
     assert any(r["status"] == "success" for r in run.tool_results)

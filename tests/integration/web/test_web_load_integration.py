@@ -178,3 +178,38 @@ def test_single_action_load_tool(local_server: LocalServer) -> None:
     result = tool(url=local_server.url("/plain"))
     assert result["status"] == "success"
     assert result["data"]["text"].startswith("Plain text")
+
+
+def test_connection_goes_to_the_vetted_address_with_the_original_host(local_server: LocalServer) -> None:
+    # "pinned.test" does not exist in DNS: the load only works because the fetcher connects
+    # to the address the policy vetted (no second resolution), trying the next vetted
+    # address when the first refuses (nothing listens on 127.0.0.2).
+    calls: list[tuple[str, int]] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        calls.append((host, port))
+        return ["127.0.0.2", "127.0.0.1"]
+
+    policy = AddressPolicy.build(allow_networks=["127.0.0.0/8"], resolver=resolver)
+    tool = WebTool(fetcher=PageFetcher(policy=policy))
+    result = _load(tool, f"http://pinned.test:{local_server.port}/plain")
+    assert result["status"] == "success", result
+    assert result["data"]["final_url"] == f"http://pinned.test:{local_server.port}/plain"
+    assert calls == [("pinned.test", local_server.port)]
+    assert local_server.recorder.requests[-1]["headers"]["host"] == f"pinned.test:{local_server.port}"
+
+
+def test_rebinding_to_a_private_address_on_redirect_is_refused(local_server: LocalServer) -> None:
+    # The first hop resolves to the allowed test server; the redirect target's name resolves
+    # to a private address and is refused before any connection.
+    def resolver(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"] if host == "start.test" else ["192.168.0.10"]
+
+    local_server.scripted.push(
+        "/hop", 302, b"", {"Location": "http://rebind.test/secret", "Content-Type": "text/plain"}
+    )
+    policy = AddressPolicy.build(allow_networks=["127.0.0.1/32"], resolver=resolver)
+    result = _load(WebTool(fetcher=PageFetcher(policy=policy)), f"http://start.test:{local_server.port}/hop")
+    assert result["error_type"] == "permission_denied"
+    assert "192.168.0.10, a private address" in result["error"]
+    assert [r["path"] for r in local_server.recorder.requests] == ["/hop"]

@@ -237,3 +237,18 @@ def test_schema_admits_null(node: Any, expected: bool) -> None:
         "Loop": {"$ref": "#/$defs/Loop"},
     }
     assert schema_admits_null(node, defs) is expected
+
+
+def test_schema_admits_null_on_cyclic_and_wide_schemas() -> None:
+    cyclic: dict[str, Any] = {"type": ["object", "null"]}
+    cyclic["allOf"] = [cyclic, cyclic]
+    cyclic["anyOf"] = [cyclic, {"type": "string"}]
+    assert schema_admits_null(cyclic) is True  # nested past 64 levels: the safe answer
+    wide: dict[str, Any] = {"type": "integer"}
+    for _ in range(60):  # 2**60 paths: answered through the memo, not by walking them
+        wide = {"allOf": [wide, wide], "anyOf": [wide, wide]}
+    assert schema_admits_null(wide) is False
+    deeper = wide
+    for _ in range(10):
+        deeper = {"allOf": [deeper]}
+    assert schema_admits_null(deeper) is True  # past 64 levels: the safe answer

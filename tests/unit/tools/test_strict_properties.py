@@ -356,6 +356,7 @@ def test_random_schemas_convert_to_expressive_strict_schemas(
     strict = result.schema
     Draft202012Validator.check_schema(strict)
     check_strict_shape(strict)  # (1) and (2)
+    assert to_strict_schema(strict).schema == strict  # a strict schema is a fixed point
 
     original_validator = Draft202012Validator(schema)
     strict_validator = Draft202012Validator(strict)

@@ -206,6 +206,24 @@ def test_recursive_models_keep_defs_and_refs() -> None:
     )
 
 
+def test_optional_recursive_reference_becomes_nullable() -> None:
+    # a hand-written linked list: `next` is optional and its $ref does not admit null
+    schema = {
+        "type": "object",
+        "properties": {"head": {"$ref": "#/$defs/Item"}},
+        "required": ["head"],
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"value": {"type": "integer"}, "next": {"$ref": "#/$defs/Item"}},
+                "required": ["value"],
+            }
+        },
+    }
+    item = obj({"value": {"type": "integer"}, "next": {"anyOf": [{"$ref": "#/$defs/Item"}, NULL]}})
+    assert strict(schema) == obj({"head": {"$ref": "#/$defs/Item"}}, **{"$defs": {"Item": item}})
+
+
 def test_recursive_root_model_is_inlined_at_the_root() -> None:
     schema = Node.model_json_schema()
     assert "$ref" in schema  # pydantic puts a recursive root behind a $ref

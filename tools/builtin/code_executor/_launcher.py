@@ -1,9 +1,10 @@
 """Sandbox launcher: isolate, limit, drop privileges, then exec the user's program.
 
-Run as ``python -I -S _launcher.py CONFIG`` by :class:`LocalSandbox` (``CONFIG``: a dict,
-``marshal``-ed and hex-encoded, which needs no import), never imported by the parent. It is
-self-contained (stdlib only, no ``json``: imports are most of its start-up time) and
-reports on the status descriptor in ``key=value`` lines. Steps:
+Started by :class:`LocalSandbox` as ``python -I -S -c "...import _launcher; _launcher.main()"
+CONFIG`` (imported, so its bytecode is cached; ``CONFIG`` is a dict, ``marshal``-ed and
+hex-encoded, which needs no import). It is self-contained (stdlib only, no ``json``,
+``typing`` or ``signal``: imports are most of its start-up time) and reports on the status
+descriptor in ``key=value`` lines. Steps:
 
 1. Try to enter new network, PID and mount namespaces (``unshare(2)``; as non-root inside
    a new user namespace that maps the caller's uid to itself). Whatever worked is reported
@@ -24,13 +25,18 @@ Doing this in a launcher process rather than ``preexec_fn`` keeps the parent thr
 
 from __future__ import annotations
 
+# Start-up time matters here: ``typing`` and ``signal`` (which imports ``enum``) cost more
+# than the rest of the launcher; use the C module and type-only imports instead.
+import _signal as signal  # type: ignore[import-not-found,unused-ignore]
 import ctypes
 import marshal
 import os
 import resource
-import _signal as signal  # the C module: ``signal`` imports enum, slow to start
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000

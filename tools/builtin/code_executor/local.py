@@ -162,7 +162,8 @@ class LocalSandbox:
 
         Hostile code is contained by the limits above: an infinite loop or a fork bomb
         ends at the timeout (``timed_out``), huge allocations fail inside the program
-        (``MemoryError``), huge files end with ``SIGXFSZ``, floods of output are cut
+        (``MemoryError``), huge files stop at the file-size limit (``SIGXFSZ``, or
+        ``EFBIG`` in Python), floods of output are cut
         (``truncated``) and killed past ``max_drain_bytes``, background processes are
         killed when the call ends.
 
@@ -180,7 +181,11 @@ class LocalSandbox:
         argv = self._check(code, language, stdin)
         limit = self.limits.timeout_seconds
         timeout = limit if timeout_seconds is None else max(0.1, min(timeout_seconds, limit))
-        workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
+        try:
+            workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
+        except OSError as exc:
+            msg = f"The sandbox could not create a working directory ({type(exc).__name__})."
+            raise ToolError(msg) from exc
         try:
             program = self._prepare(workdir, code, language, stdin)
             return self._launch([*argv, str(program)], workdir, language, timeout)

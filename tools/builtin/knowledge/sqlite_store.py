@@ -57,9 +57,7 @@ CREATE TABLE IF NOT EXISTS knowledge (
 CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(
     text, content='knowledge', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER IF NOT EXISTS knowledge_ai AFTER INSERT ON knowledge BEGIN
-    INSERT INTO knowledge_fts(rowid, text) VALUES (new.id, new.text);
-END;
+DROP TRIGGER IF EXISTS knowledge_ai;
 CREATE TRIGGER IF NOT EXISTS knowledge_ad AFTER DELETE ON knowledge BEGIN
     INSERT INTO knowledge_fts(knowledge_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
@@ -221,12 +219,17 @@ class SqliteKnowledgeStore:
         """
         match = build_match_expression(query)
         where, params = _filter_clauses(filters or {})
-        # `where` holds constant fragments only; every value is a bound parameter.
+        # The inner query ranks inside FTS5 and keeps only `limit` rows; the outer one fetches
+        # their texts, so a common word does not load every matching document. `where` holds
+        # constant fragments only; every value is a bound parameter.
+        meta_join = " JOIN knowledge AS m ON m.id = knowledge_fts.rowid" if where else ""
         sql = (
-            "SELECT k.id, k.text, k.metadata, k.created_at, bm25(knowledge_fts) AS rank_, "  # noqa: S608
-            "snippet(knowledge_fts, 0, ?, ?, '…', ?) "
-            "FROM knowledge_fts JOIN knowledge AS k ON k.id = knowledge_fts.rowid "
-            f"WHERE knowledge_fts MATCH ?{where} ORDER BY rank_ LIMIT ?"
+            "SELECT k.id, k.text, k.metadata, k.created_at, f.rank, f.snip FROM ("  # noqa: S608
+            "SELECT knowledge_fts.rowid AS rowid, knowledge_fts.rank AS rank, "
+            "snippet(knowledge_fts, 0, ?, ?, '…', ?) AS snip "
+            f"FROM knowledge_fts{meta_join} WHERE knowledge_fts MATCH ?{where} "
+            "ORDER BY knowledge_fts.rank LIMIT ?) AS f "
+            "JOIN knowledge AS k ON k.id = f.rowid ORDER BY f.rank"
         )
         args: list[Any] = [*self._highlight, self._snippet_tokens, match, *params]
         args.append(max(1, min(limit, MAX_LIMIT)))
@@ -293,10 +296,15 @@ def _insert_rows(conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]]
     for text, digest, metadata in rows:
         if digest not in known and digest not in fresh:
             fresh[digest] = (text, digest, metadata, now)
+    # New rows get ids above the current maximum (we hold the write lock), so one range
+    # query finds them, and one INSERT ... SELECT indexes them (much faster than a trigger).
+    (last_id,) = conn.execute("SELECT coalesce(max(id), 0) FROM knowledge").fetchone()
     conn.executemany(
         "INSERT INTO knowledge (text, text_hash, metadata, created_at) VALUES (?, ?, ?, ?)", list(fresh.values())
     )
-    ids = {**known, **_ids_by_hash(conn, list(fresh))}
+    conn.execute("INSERT INTO knowledge_fts (rowid, text) SELECT id, text FROM knowledge WHERE id > ?", (last_id,))
+    added = conn.execute("SELECT text_hash, id FROM knowledge WHERE id > ?", (last_id,)).fetchall()
+    ids = {**known, **dict(added)}
     outcomes: list[StoreOutcome] = []
     for _text, digest, _metadata in rows:
         first_time = fresh.pop(digest, None) is not None
@@ -328,7 +336,7 @@ def _filter_clauses(filters: Mapping[str, FilterValue]) -> tuple[str, list[Any]]
             )
         if not isinstance(value, str | int | float) or (isinstance(value, float) and not math.isfinite(value)):
             raise InvalidArgumentsError(f"Filter {key!r} needs a text, number or true/false value.")
-        clauses.append(" AND EXISTS (SELECT 1 FROM json_each(k.metadata, ?) AS j WHERE j.value = ?)")
+        clauses.append(" AND EXISTS (SELECT 1 FROM json_each(m.metadata, ?) AS j WHERE j.value = ?)")
         params.extend([f"$.{key}", value])
     return "".join(clauses), params
 

@@ -43,6 +43,7 @@ _METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _MAX_HOST_CHARS = 253
+_MAX_ADDRESSES = 4  # addresses of one host tried at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,7 @@ class Target:
         host: The host name (lower case; IPv6 without brackets).
         port: The TCP port.
         address: The vetted IP address to connect to.
+        fallbacks: Further vetted addresses of the host, tried when ``address`` refuses.
     """
 
     url: str
@@ -62,6 +64,7 @@ class Target:
     host: str
     port: int
     address: str
+    fallbacks: tuple[str, ...] = ()
 
     @property
     def host_header(self) -> str:
@@ -220,7 +223,15 @@ class AddressPolicy:
         if not self._host_allowed(host):
             for address in addresses:
                 self._vet(url, address)
-        return Target(url=url, scheme=scheme, host=host, port=port, address=str(addresses[0]))
+        vetted = [str(address) for address in dict.fromkeys(addresses)]
+        return Target(
+            url=url,
+            scheme=scheme,
+            host=host,
+            port=port,
+            address=vetted[0],
+            fallbacks=tuple(vetted[1:_MAX_ADDRESSES]),
+        )
 
     def _resolve(self, url: str, host: str, port: int) -> list[IPAddress]:
         try:

@@ -148,7 +148,7 @@ class PageFetcher:
         current = url
         try:
             for _hop in range(self.limits.max_redirects + 1):
-                prepared, target = self._prepare(current, adapter)
+                prepared, target = self._prepare(current)
                 response = self._send(adapter, prepared, target, deadline)
                 try:
                     location = response.headers.get("location")
@@ -167,7 +167,7 @@ class PageFetcher:
             details={"redirects": redirects},
         )
 
-    def _prepare(self, url: str, adapter: PinnedAddressAdapter) -> tuple[requests.PreparedRequest, Target]:
+    def _prepare(self, url: str) -> tuple[requests.PreparedRequest, Target]:
         try:
             prepared = requests.Request("GET", url).prepare()
         except (requests.exceptions.RequestException, ValueError) as exc:
@@ -175,7 +175,6 @@ class PageFetcher:
                 f"{url!r} is not a valid URL. Send an absolute http(s) URL such as 'https://example.com/page'.",
             ) from exc
         target = self.policy.check_url(prepared.url or url)
-        adapter.pin(target.scheme, target.host, target.port, target.address)
         prepared.headers = CaseInsensitiveDict(
             {
                 "Host": target.host_header,
@@ -187,6 +186,24 @@ class PageFetcher:
         return prepared, target
 
     def _send(
+        self,
+        adapter: PinnedAddressAdapter,
+        prepared: requests.PreparedRequest,
+        target: Target,
+        deadline: float,
+    ) -> requests.Response:
+        *earlier, last = (target.address, *target.fallbacks)
+        for address in earlier:  # another vetted address of the host when one refuses
+            adapter.pin(target.scheme, target.host, target.port, address)
+            try:
+                return self._send_once(adapter, prepared, target, deadline)
+            except UpstreamError as exc:
+                if not _connection_refused(exc):
+                    raise
+        adapter.pin(target.scheme, target.host, target.port, last)
+        return self._send_once(adapter, prepared, target, deadline)
+
+    def _send_once(
         self,
         adapter: PinnedAddressAdapter,
         prepared: requests.PreparedRequest,
@@ -273,6 +290,13 @@ class PageFetcher:
                 details={"bytes_received": received},
             )
         return remaining
+
+
+def _connection_refused(error: UpstreamError) -> bool:
+    cause = error.__cause__
+    return isinstance(cause, requests.exceptions.ConnectionError) and not isinstance(
+        cause, requests.exceptions.SSLError
+    )
 
 
 def _parse_content_type(header: str) -> tuple[str, str | None]:

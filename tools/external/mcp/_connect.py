@@ -64,7 +64,11 @@ class MCPServerParams:
         cwd: Working directory of the server process.
         headers: Static HTTP headers (e.g. authorisation) for the URL form; never logged.
         label: A short name used in log lines and error messages (defaults to the command's
-            executable or the URL's host).
+            executable or module, or the URL's host; never the URL's credentials).
+
+    Raises:
+        MCPConfigError: both or neither of ``command``/``url``; a shell string, an empty
+            argv or a NUL byte in the command; a URL that is not http(s) with a host.
     """
 
     command: tuple[str, ...] | None = None
@@ -161,14 +165,13 @@ async def _http_transport(options: ClientOptions) -> AsyncIterator[Any]:
 def make_client(
     options: ClientOptions,
     *,
-    on_stream_error: Callable[[Exception], None] | None = None,
     on_spawn: Callable[[int], None] | None = None,
 ) -> Client:
     """Build (not enter) an SDK :class:`mcp.Client` for ``options.params``.
 
     Server log notifications go to this module's logger at the mapped level, text cut to
     :data:`MAX_SERVER_TEXT`. Transport faults (a stdout line that is not JSON-RPC) are
-    logged and handed to ``on_stream_error``.
+    logged as warnings; ``on_spawn`` receives a stdio server's pid.
     """
     label = options.params.label
 
@@ -183,8 +186,6 @@ def make_client(
     async def on_message(message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             logger.warning("MCP server %s sent a malformed message: %s", label, clip(str(message), 300))
-            if on_stream_error is not None:
-                on_stream_error(message)
 
     transport: Transport = _stdio(options, on_spawn) if options.params.command is not None else _http_transport(options)
     return Client(

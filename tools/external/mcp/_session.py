@@ -10,6 +10,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
@@ -38,7 +39,7 @@ class Session(Protocol):
         """Pid of the most recent stdio server process, if any."""
         ...
 
-    async def list_tools(self, *, timeout: float) -> list[mcp_types.Tool]:
+    async def list_tools(self, *, timeout: float) -> Listing:
         """All tools the server offers (pages followed)."""
         ...
 
@@ -58,7 +59,17 @@ class Session(Protocol):
         ...
 
 
-async def _list_all(client: Client) -> list[mcp_types.Tool]:
+@dataclass(frozen=True)
+class Listing:
+    """A server's tools and the version it announced (empty when it announced none)."""
+
+    tools: list[mcp_types.Tool]
+    server_version: str
+
+
+async def _list_all(client: Client) -> Listing:
+    info = client.server_info
+    version = (info.version if info is not None else "") or ""
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(MAX_LIST_PAGES):
@@ -66,9 +77,9 @@ async def _list_all(client: Client) -> list[mcp_types.Tool]:
         tools.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None:
-            return tools
+            return Listing(tools, version)
     logger.warning("MCP tools/list still paging after %d pages; using what arrived", MAX_LIST_PAGES)
-    return tools
+    return Listing(tools, version)
 
 
 class _Connection:
@@ -164,7 +175,7 @@ class PersistentSession:
         if conn is not None and conn.client is client:
             conn.stop.set()
 
-    async def list_tools(self, *, timeout: float) -> list[mcp_types.Tool]:
+    async def list_tools(self, *, timeout: float) -> Listing:
         """All tools the server offers, pages followed; raises ``ToolError`` subclasses."""
         client: Client | None = None
         try:
@@ -237,10 +248,10 @@ class SpawnPerCallSession:
         except Exception as exc:
             raise translate(exc, label=self._options.params.label, timeout=timeout) from None
 
-    async def list_tools(self, *, timeout: float) -> list[mcp_types.Tool]:
+    async def list_tools(self, *, timeout: float) -> Listing:
         """All tools the server offers, from a fresh connection."""
-        tools: list[mcp_types.Tool] = await self._run(_list_all, timeout)
-        return tools
+        listing: Listing = await self._run(_list_all, timeout)
+        return listing
 
     async def call_tool(
         self,

@@ -44,13 +44,14 @@ async def stdio_transport(
     cwd: str | Path | None = None,
     stderr: IO[Any] | int | None = None,
     on_spawn: Callable[[int], None] | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> AsyncIterator[Any]:
     """Spawn ``command`` and yield the ``(read_stream, write_stream)`` pair the SDK expects.
 
     The child gets the SDK's safe default environment (``PATH``, ``HOME``, ...) plus ``env``,
     a new session (so its pid is its process-group id) and no shell. Malformed stdout lines
-    are passed to the session as exceptions (it logs them); a line over
-    :data:`MAX_LINE_BYTES` ends the connection. On exit the server's stdin is closed, it gets
+    are passed to the session as exceptions (it logs them); a line over ``max_line_bytes``
+    is passed as :class:`LineTooLongError` and ends the connection. On exit the server's stdin is closed, it gets
     :data:`EXIT_GRACE` seconds, then its whole process group is sent SIGTERM and SIGKILL.
 
     Raises:
@@ -69,7 +70,7 @@ async def stdio_transport(
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump_stdout, process, read_writer)
+            tg.start_soon(_pump_stdout, process, read_writer, max_line_bytes)
             tg.start_soon(_pump_stdin, process, write_reader, read_writer)
             try:
                 yield read_stream, write_stream
@@ -85,21 +86,24 @@ async def stdio_transport(
 async def _pump_stdout(
     process: anyio.abc.Process,
     sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
+    max_line_bytes: int,
 ) -> None:
     stdout = process.stdout
     if stdout is None:  # pragma: no cover - spawned with pipes
         return
-    buffer = b""
+    pending = bytearray()
     async with sink:
         try:
             async for chunk in stdout:
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        await sink.send(_parse(line))
-                if len(buffer) > MAX_LINE_BYTES:
-                    await sink.send(LineTooLongError(f"stdout line over {MAX_LINE_BYTES} bytes"))
+                pending += chunk
+                if b"\n" in chunk:
+                    *lines, rest = pending.split(b"\n")
+                    pending = bytearray(rest)
+                    for line in lines:
+                        if line.strip():
+                            await sink.send(_parse(bytes(line)))
+                if len(pending) > max_line_bytes:
+                    await sink.send(LineTooLongError(f"stdout line over {max_line_bytes} bytes"))
                     return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             return
@@ -140,16 +144,16 @@ async def _stop(process: anyio.abc.Process) -> None:
         while process.returncode is None:
             await anyio.sleep(0.01)
     # Always signal the group: a server that exited politely may have left children behind.
+    # A pid still in use as a process-group id is never handed out again, so while any
+    # member lives the group is still the server's.
     kill_group(process.pid, signal.SIGTERM)
     with anyio.move_on_after(TERM_GRACE):
         while _group_alive(process.pid):
             await anyio.sleep(0.01)
-    kill_group(process.pid, signal.SIGKILL)
+    if _group_alive(process.pid):
+        kill_group(process.pid, signal.SIGKILL)
     with anyio.move_on_after(TERM_GRACE):
-        await process.wait()
-    if process.stdout is not None:
-        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await process.stdout.aclose()
+        await process.aclose()  # closes the pipes and reaps the leader
 
 
 def kill_group(pgid: int, sig: int) -> None:

@@ -179,11 +179,17 @@ class MCPToolset:
             if self._tools is not None and not refresh:
                 return list(self._tools)
         timeout = self._connect_timeout + self._call_timeout
-        remote = self._loop.run(self._session.list_tools(timeout=timeout), timeout=timeout)
-        names = local_names([tool.name for tool in remote], self._prefix)
+        listing = self._loop.run(self._session.list_tools(timeout=timeout), timeout=timeout)
+        names = local_names([tool.name for tool in listing.tools], self._prefix)
         built = [
-            MCPTool(caller=self, remote=tool, name=names[tool.name], call_timeout=self._call_timeout)
-            for tool in _unique(remote)
+            MCPTool(
+                caller=self,
+                remote=tool,
+                name=names[tool.name],
+                call_timeout=self._call_timeout,
+                version=listing.server_version,
+            )
+            for tool in _unique(listing.tools)
         ]
         with self._lock:
             self._tools = built

@@ -150,20 +150,15 @@ def test_streamable_http_both_ways(start_http_server: Callable[[list[str]], str]
 
 
 def test_cli_rejects_a_bad_registry_spec(servers_dir: Path, mcp_env: dict[str, str]) -> None:
-    env = {"PATH": "/usr/bin:/bin", **mcp_env}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-m", "tools.external.mcp", "--registry", spec],
-            cwd=servers_dir,
-            env=env,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-        for spec in ("registry_factory", "registry_factory:not_a_registry", "no_such_module:x")
-    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.external.mcp", "--registry", "registry_factory:not_a_registry"],
+        cwd=servers_dir,
+        env={"PATH": "/usr/bin:/bin", **mcp_env},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
 
-    assert [run.returncode for run in runs] == [1, 1, 1]
-    assert b"package.module:factory" in runs[0].stderr
-    assert b"not a tool registry" in runs[1].stderr
-    assert b"cannot import" in runs[2].stderr
+    assert run.returncode == 1
+    assert b"not a tool registry" in run.stderr
+    assert run.stdout == b""

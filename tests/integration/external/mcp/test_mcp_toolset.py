@@ -53,6 +53,7 @@ def test_lists_server_tools_with_their_schemas(sdk: MCPToolset) -> None:
     assert isinstance(echo, MCPTool)
     assert echo.name == "echo"
     assert echo.description == "Return the text unchanged."
+    assert echo.version == "9.9.9"  # the server's announced version
     assert echo.input_schema() == {
         "type": "object",
         "properties": {"text": {"title": "Text", "type": "string"}},
@@ -206,13 +207,16 @@ def test_spawn_per_call_uses_a_fresh_server_each_time(gone: Callable[[int], bool
     with MCPToolset(sdk_server_cmd, persistent=False, prefix="t", call_timeout=20) as toolset:
         assert not toolset.persistent
         names = [tool.name for tool in toolset.tools()]
-        pids = [_data(toolset.call("t_pid"))["result"] for _ in range(2)]
+        listing_pid = toolset.server_pid
+        call_pid = _data(toolset.call("t_pid"))["result"]
 
     assert names
     assert all(name.startswith("t_") for name in names)
     assert "t_weird_name_with_spaces" in names
-    assert pids[0] != pids[1]
-    assert all(gone(pid) for pid in pids)
+    assert listing_pid is not None
+    assert call_pid != listing_pid
+    assert gone(listing_pid)
+    assert gone(call_pid)
 
 
 def test_close_kills_the_server_and_its_children_and_later_calls_fail(

@@ -7,7 +7,9 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from shared.adapters import CalendarEvent, IcsCalendarAdapter
+import pytest
+
+from shared.adapters import CalendarEvent, IcsCalendarAdapter, calendar_ics
 
 LISBON = ZoneInfo("Europe/Lisbon")
 
@@ -159,3 +161,35 @@ def test_binary_garbage_is_reported_not_raised(tmp_path: Path, clock: Callable[[
     ok, error, _ = _fetch(path, clock())
     assert not ok
     assert error == "garbage.ics line 2: not valid utf-8 text"
+
+
+def _calendar(tmp_path: Path, *events: str) -> Path:
+    body = "\n".join(f"BEGIN:VEVENT\nDTSTAMP:20260101T000000Z\n{event}\nEND:VEVENT" for event in events)
+    path = tmp_path / "cal.ics"
+    path.write_text(f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//t//t//EN\n{body}\nEND:VCALENDAR\n")
+    return path
+
+
+def test_hostile_frequency_is_refused_with_its_line(tmp_path: Path, clock: Callable[[], datetime]) -> None:
+    path = _calendar(tmp_path, "UID:flood\nDTSTART:20261126T000000Z\nRRULE:FREQ=SECONDLY\nSUMMARY:flood")
+    ok, error, _ = _fetch(path, clock())
+    assert not ok
+    assert error == "cal.ics line 8: event 'flood' repeats secondly, which is not supported"
+
+
+def test_occurrence_explosion_is_capped(
+    tmp_path: Path, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(calendar_ics, "MAX_OCCURRENCES", 100)  # fault injection: a small cap
+    path = _calendar(tmp_path, "UID:hourly\nDTSTART:20261101T000000Z\nRRULE:FREQ=HOURLY\nSUMMARY:every hour")
+    ok, error, _ = _fetch(path, clock())
+    assert not ok
+    assert error == "cal.ics: more than 100 event occurrences in the window; lower horizon_days"
+
+
+def test_event_across_expansion_chunks_appears_once(tmp_path: Path, clock: Callable[[], datetime]) -> None:
+    # The window is expanded 14 days at a time; this trip spans a chunk boundary.
+    path = _calendar(tmp_path, "UID:trip\nDTSTART;VALUE=DATE:20261206\nDTEND;VALUE=DATE:20261212\nSUMMARY:Trip")
+    ok, error, events = _fetch(path, clock(), horizon_days=30)
+    assert ok, error
+    assert [(e.title, e.start, e.end) for e in events] == [("Trip", date(2026, 12, 6), date(2026, 12, 12))]

@@ -223,3 +223,27 @@ def test_health_lists_adapters_without_user_data(aggregator: ContextAggregator, 
         "osrm",
     ]
     assert str(folder) not in str(health)
+
+
+def test_warm_up_reads_each_source_once(clock: Callable[[], datetime]) -> None:
+    calls: list[int] = []
+
+    @register_adapter(category="health", platform="counter")
+    class Counter(BaseAdapter[int]):
+        def fetch_raw(self, config: Mapping[str, Any]) -> Any:
+            calls.append(1)
+            return [7]
+
+        def transform(self, raw: Any) -> list[int]:
+            return list(raw)
+
+    config = ServiceConfig.model_validate(
+        {"users": {"default": {"adapters": [{"category": "health", "platform": "counter"}]}}}
+    )
+    agg = ContextAggregator(config, registry=AdapterRegistry([Counter]), clock=clock)
+    try:
+        agg.warm_up()
+        assert agg.context("default", ["health"])["categories"]["health"]["data"] == [7]
+    finally:
+        agg.close()
+    assert calls == [1]

@@ -156,3 +156,38 @@ def test_world_executable_checks_every_directory(tmp_path: Path) -> None:
     program.chmod(0o700)
     assert world_executable(str(program)) is False
     assert world_executable(str(tmp_path / "missing")) is False
+
+
+def test_unusable_temp_root_is_a_tool_error() -> None:
+    box = LocalSandbox(temp_root="/nonexistent/tooldeck-temp-root")
+    with pytest.raises(ToolError, match="could not create a working directory"):
+        box.run("print(1)")
+
+
+def test_public_names_are_pinned() -> None:
+    import tools.builtin.code_executor as package
+    import tools.builtin.math as math_package
+
+    assert sorted(package.__all__) == [
+        "CodeExecutionRequest",
+        "CodeExecutionResponse",
+        "CodeExecutorTool",
+        "LocalSandbox",
+        "SandboxClient",
+        "SandboxLimits",
+        "SandboxResult",
+        "default_interpreters",
+    ]
+    assert sorted(math_package.__all__) == [
+        "MathEngine",
+        "MathJob",
+        "MathParser",
+        "MathRequest",
+        "MathResponse",
+        "MathSolverTool",
+        "ParseLimits",
+        "SympyWorkerPool",
+    ]
+    for module in (package, math_package):
+        for name in module.__all__:
+            assert getattr(module, name).__module__.startswith(module.__name__)

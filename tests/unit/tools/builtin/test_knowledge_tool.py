@@ -118,3 +118,11 @@ def test_strict_openai_export(registry: LocalToolRegistry) -> None:
 def test_old_names_are_the_tool_names() -> None:
     assert KnowledgeSearchTool.name == "search_knowledge"
     assert KnowledgeStoreTool.name == "store_knowledge"
+
+
+def test_public_names_are_importable_from_the_package() -> None:
+    import tools.builtin.knowledge as knowledge
+
+    assert sorted(knowledge.__all__) == sorted(set(knowledge.__all__))
+    for name in knowledge.__all__:
+        assert getattr(knowledge, name) is not None

@@ -218,3 +218,11 @@ def test_search_backend_from_env() -> None:
 def test_brave_backend_needs_a_key() -> None:
     with pytest.raises(ValueError, match="api_key"):
         BraveSearchBackend("")
+
+
+def test_public_names_are_importable_from_the_package() -> None:
+    import tools.builtin.web as web
+
+    assert sorted(web.__all__) == sorted(set(web.__all__))
+    for name in web.__all__:
+        assert getattr(web, name) is not None

@@ -343,3 +343,23 @@ def test_adapter_missing_secret_is_an_error_envelope() -> None:
 
     assert result.error is not None
     assert "credential" in result.error.message
+
+
+def test_public_names_are_pinned() -> None:
+    import tools.external.mcp as package
+
+    assert package.__all__ == [
+        "MCPAdapter",
+        "MCPConfigError",
+        "MCPProgress",
+        "MCPServerParams",
+        "MCPTool",
+        "MCPToolset",
+        "ProgressCallback",
+        "ServableRegistry",
+        "build_mcp_server",
+        "serve_http",
+        "serve_stdio",
+        "serve_stdio_async",
+    ]
+    assert all(hasattr(package, name) for name in package.__all__)

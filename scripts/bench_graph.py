@@ -1,0 +1,139 @@
+"""Benchmark ToolsNode: parallel wall time, per-call overhead, and a 1,000-call message.
+
+Run: ``python scripts/bench_graph.py [--repeat N]``. Every figure is a median over N runs
+and is compared with a baseline measured in the same run:
+
+(a) 10 calls that each sleep 200 ms, through the node (target < 260 ms wall), against one
+    direct 200 ms call and against the 10 calls made one after another.
+(b) per-call overhead of the node over a direct ``registry.call_tool`` for a trivial tool
+    (target < 30 us), for a one-call message and per call in a 100-call message.
+(c) 1,000 calls in one message: wall time against 1,000 direct calls, and peak traced
+    memory (tracemalloc, measured in a separate pass so it does not skew the timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator import ToolsNode
+from tools import LocalToolRegistry
+
+
+def median_seconds(fn: Callable[[], object], repeat: int, number: int = 1) -> float:
+    """Median wall time of ``number`` calls of ``fn``, over ``repeat`` runs, per call."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples)
+
+
+def make_registry() -> LocalToolRegistry:
+    registry = LocalToolRegistry()
+
+    def sleepy(ms: int) -> int:
+        """Sleep a while.
+
+        Args:
+            ms: Milliseconds.
+        """
+        time.sleep(ms / 1000)
+        return ms
+
+    def noop(x: int) -> int:
+        """Return x.
+
+        Args:
+            x: A number.
+        """
+        return x
+
+    registry.register(sleepy)
+    registry.register(noop)
+    return registry
+
+
+def state(name: str, arguments: dict[str, Any], count: int) -> dict[str, Any]:
+    text = json.dumps(arguments)
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": text}} for i in range(count)]
+    return {"messages": [{"role": "assistant", "content": None, "tool_calls": calls}]}
+
+
+def bench_parallel(node: ToolsNode, registry: LocalToolRegistry, repeat: int) -> None:
+    ten = state("sleepy", {"ms": 200}, 10)
+    node_s = median_seconds(lambda: node(ten), repeat)
+    one_s = median_seconds(lambda: registry.call_tool("sleepy", ms=200), repeat)
+    print("(a) 10 calls x 200 ms sleep through ToolsNode")
+    print(f"    node wall time        {node_s * 1000:8.1f} ms   (target < 260 ms)")
+    print(f"    one direct call       {one_s * 1000:8.1f} ms   ratio node/one    {node_s / one_s:5.2f}")
+    print(f"    10 direct, in a row   {one_s * 10000:8.1f} ms   speed-up          {one_s * 10 / node_s:5.1f}x")
+
+
+def bench_overhead(node: ToolsNode, registry: LocalToolRegistry, repeat: int) -> None:
+    direct_s = median_seconds(lambda: registry.call_tool("noop", x=1), repeat, 2000)
+    single = state("noop", {"x": 1}, 1)
+    node_s = median_seconds(lambda: node(single), repeat, 2000)
+    batch = state("noop", {"x": 1}, 100)
+    batch_s = median_seconds(lambda: node(batch), repeat, 10) / 100
+    print("(b) per-call overhead over a direct registry.call_tool (trivial tool)")
+    print(f"    direct call_tool      {direct_s * 1e6:8.1f} us")
+    print(
+        f"    node, 1-call message  {node_s * 1e6:8.1f} us   overhead {(node_s - direct_s) * 1e6:6.1f} us"
+        f"   ratio {node_s / direct_s:5.2f}   (target overhead < 30 us)"
+    )
+    print(
+        f"    node, 100-call msg    {batch_s * 1e6:8.1f} us   overhead {(batch_s - direct_s) * 1e6:6.1f} us"
+        f"   ratio {batch_s / direct_s:5.2f}   (per call, run on worker threads)"
+    )
+
+
+def bench_thousand(node: ToolsNode, registry: LocalToolRegistry, repeat: int) -> None:
+    big = state("noop", {"x": 1}, 1000)
+
+    def direct() -> None:
+        for _ in range(1000):
+            registry.call_tool_raw("noop", '{"x": 1}')
+
+    node_s = median_seconds(lambda: node(big), repeat)
+    direct_s = median_seconds(direct, repeat)
+    peaks = []
+    for _ in range(max(1, repeat // 2)):
+        tracemalloc.start()
+        update = node(big)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert len(update["messages"]) == 1000
+    tracemalloc.start()
+    direct()
+    direct_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    peak = statistics.median(peaks)
+    print("(c) 1,000 calls in one message")
+    print(f"    node wall time        {node_s * 1000:8.1f} ms   ({node_s * 1e6 / 1000:.1f} us per call)")
+    print(f"    1,000 direct calls    {direct_s * 1000:8.1f} ms   ratio node/direct {node_s / direct_s:5.2f}")
+    print(f"    node peak memory      {peak / 1024:8.0f} KiB ({peak / 1000:.0f} bytes per call)")
+    print(f"    direct peak memory    {direct_peak / 1024:8.0f} KiB   ratio {peak / max(direct_peak, 1):5.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
+    args = parser.parse_args()
+    registry = make_registry()
+    with ToolsNode(registry) as node:
+        node(state("noop", {"x": 1}, 16))  # warm up: worker threads, schema caches
+        bench_parallel(node, registry, args.repeat)
+        bench_overhead(node, registry, args.repeat)
+        bench_thousand(node, registry, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

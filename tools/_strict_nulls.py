@@ -1,0 +1,230 @@
+"""Null stripping: the runtime half of "a null the schema does not admit means the default".
+
+Implementation of :func:`tools._strict.strip_disallowed_nulls` (documented there). A schema
+is read as a disjunction of conjunctions of plain nodes (``$ref``, ``allOf``, ``anyOf`` and
+``oneOf`` expanded, memoised and capped) and walked alongside the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from itertools import chain, islice
+from typing import Any
+
+from tools._strict_rules import MAX_NULL_DEPTH, RefResolver, admits_null, declared_types
+
+#: ``dict`` first: most nodes are dicts and the ABC check is slow on the hot path.
+_MAP = (dict, Mapping)
+
+#: Argument values nested deeper are left as they are.
+MAX_VALUE_DEPTH = 200
+#: Cap on the alternatives a union expands to.
+MAX_ALTERNATIVES = 64
+#: Cap on the schema nodes one alternative of a union holds.
+MAX_CONJUNCTION = 64
+
+
+def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
+    """Implementation of :func:`tools._strict.strip_disallowed_nulls` (see there)."""
+    if not _has_none(value, 0):
+        return value
+    stripper = _NullStripper(RefResolver(schema if isinstance(schema, _MAP) else None, defs))
+    return stripper.strip(value, stripper.alternatives(schema), 0)
+
+
+def _has_none(value: Any, depth: int) -> bool:
+    if depth > MAX_VALUE_DEPTH:
+        return False
+    if isinstance(value, _MAP):
+        return any(v is None or _has_none(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_none(v, depth + 1) for v in value)
+    return False
+
+
+_COMBINATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf"})
+
+#: A conjunction of plain schema nodes (their $ref/allOf/anyOf already expanded).
+_Conj = tuple[Mapping[str, Any], ...]
+
+
+def _join(left: _Conj, right: _Conj) -> _Conj:
+    """Both conjunctions as one, each node once, at most :data:`MAX_CONJUNCTION` nodes.
+
+    Only pathological schemas reach the cap; the constraints cut off are then not consulted.
+    """
+    ids = {id(n) for n in left}
+    return (left + tuple(n for n in right if id(n) not in ids))[:MAX_CONJUNCTION]
+
+
+def _capped_product(left: list[_Conj], right: list[_Conj]) -> list[_Conj]:
+    if left == [()]:
+        return right[:MAX_ALTERNATIVES]
+    return list(islice((_join(a, b) for a in left for b in right), MAX_ALTERNATIVES))
+
+
+class _NullStripper:
+    """One strip: the schema's references and memos that keep unions from exploding."""
+
+    def __init__(self, refs: RefResolver) -> None:
+        self.refs = refs
+        self._alts: dict[tuple[int, frozenset[str]], list[_Conj]] = {}
+        self._nulls: dict[tuple[int, frozenset[str]], bool] = {}
+
+    def alternatives(self, node: Any, seen: frozenset[str] = frozenset(), depth: int = 0) -> list[_Conj]:
+        """``node`` as a disjunction of conjunctions of plain nodes (capped, memoised)."""
+        if node is False:
+            return []
+        if not isinstance(node, _MAP) or depth > MAX_NULL_DEPTH:
+            return [()]
+        if _COMBINATORS.isdisjoint(node):
+            return [(node,)]
+        key = (id(node), seen)
+        cached = self._alts.get(key)
+        if cached is not None:
+            return cached
+        parts: list[list[_Conj]] = [[(node,)]]
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref not in seen:
+            target = self.refs.lookup(ref)
+            if target is not None:
+                parts.append(self.alternatives(target, seen | {ref}, depth + 1))
+        if isinstance(node.get("allOf"), list):
+            parts.extend(self.alternatives(e, seen, depth + 1) for e in node["allOf"])
+        for name in ("anyOf", "oneOf"):
+            if isinstance(node.get(name), list):
+                branches = (self.alternatives(b, seen, depth + 1) for b in node[name])
+                parts.append(list(islice(chain.from_iterable(branches), MAX_ALTERNATIVES)))
+        result: list[_Conj] = [()]
+        for part in parts:
+            result = _capped_product(result, part)
+        self._alts[key] = result
+        return result
+
+    def product(self, schemas: list[Any]) -> list[_Conj]:
+        result: list[_Conj] = [()]
+        for sub in schemas:
+            result = _capped_product(result, self.alternatives(sub))
+        return result
+
+    def admits_null(self, node: Any) -> bool:
+        key = (id(node), frozenset[str]())
+        if key not in self._nulls:
+            self._nulls[key] = admits_null(node, self.refs, memo=self._nulls)
+        return self._nulls[key]
+
+    def strip(self, value: Any, alts: list[_Conj], depth: int) -> Any:
+        if depth > MAX_VALUE_DEPTH:
+            return value
+        if isinstance(value, _MAP):
+            return self._strip_object(value, alts, depth)
+        if isinstance(value, list):
+            return self._strip_array(value, alts, depth)
+        return value
+
+    def _strip_object(self, value: Mapping[str, Any], alts: list[_Conj], depth: int) -> Any:
+        views = [c for c in alts if _may_be(c, "object")]
+        views = [c for c in views if _fits(c, value)] or views
+        if not views:
+            return value
+        out: dict[str, Any] | None = None
+        for key, item in value.items():
+            declared = [s for s in (_property_schemas(c, key) for c in views) if s]
+            if not declared:
+                continue
+            if item is None:
+                if not any(all(self.admits_null(s) for s in group) for group in declared):
+                    out = dict(value) if out is None else out
+                    del out[key]
+            elif isinstance(item, Mapping | list):
+                subs = chain.from_iterable(self.product(group) for group in declared)
+                new = self.strip(item, list(islice(subs, MAX_ALTERNATIVES)), depth + 1)
+                if new is not item:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+        return value if out is None else out
+
+    def _strip_array(self, value: list[Any], alts: list[_Conj], depth: int) -> Any:
+        views = [c for c in alts if _may_be(c, "array")]
+        if not views:
+            return value
+        positional = max(
+            (len(n[k]) for c in views for n in c for k in ("prefixItems", "items") if isinstance(n.get(k), list)),
+            default=0,
+        )
+        cache: dict[int, list[_Conj]] = {}
+        out: list[Any] | None = None
+        for index, item in enumerate(value):
+            if not isinstance(item, Mapping | list):
+                continue
+            slot = min(index, positional)
+            if slot not in cache:
+                subs = chain.from_iterable(self.product(_item_schemas(c, index)) for c in views)
+                cache[slot] = list(islice(subs, MAX_ALTERNATIVES))
+            new = self.strip(item, cache[slot], depth + 1)
+            if new is not item:
+                out = list(value) if out is None else out
+                out[index] = new
+        return value if out is None else out
+
+
+def _may_be(conj: _Conj, kind: str) -> bool:
+    return all(kind in (declared_types(n) or [kind]) for n in conj)
+
+
+def _fits(conj: _Conj, value: Mapping[str, Any]) -> bool:
+    """False when a required key is missing or a const/enum property does not match."""
+    for node in conj:
+        required = node.get("required")
+        if isinstance(required, list) and any(k not in value for k in required):
+            return False
+        props = node.get("properties")
+        if not isinstance(props, _MAP):
+            continue
+        for key, item in value.items():
+            sub = props.get(key)
+            if item is None or not isinstance(sub, _MAP):
+                continue
+            if "const" in sub and sub["const"] != item:
+                return False
+            if isinstance(sub.get("enum"), list) and item not in sub["enum"]:
+                return False
+    return True
+
+
+def _property_schemas(conj: _Conj, key: str) -> list[Any]:
+    found: list[Any] = []
+    for node in conj:
+        props = node.get("properties")
+        if isinstance(props, _MAP) and key in props:
+            found.append(props[key])
+            continue
+        patterns = node.get("patternProperties")
+        matched = False
+        if isinstance(patterns, _MAP):
+            for pattern, sub in patterns.items():
+                try:
+                    if re.search(pattern, key):
+                        found.append(sub)
+                        matched = True
+                except (re.error, TypeError):
+                    continue
+        extra = node.get("additionalProperties")
+        if not matched and isinstance(extra, _MAP):
+            found.append(extra)
+    return found
+
+
+def _item_schemas(conj: _Conj, index: int) -> list[Any]:
+    found: list[Any] = []
+    for node in conj:
+        prefix = node.get("prefixItems")
+        items = node.get("items")
+        if isinstance(prefix, list) and index < len(prefix):
+            found.append(prefix[index])
+        elif isinstance(items, list) and index < len(items):  # draft 4 tuples
+            found.append(items[index])
+        elif isinstance(items, _MAP):
+            found.append(items)
+    return found
