@@ -76,11 +76,11 @@ def pending_calls(messages: Sequence[Any]) -> list[PendingCall]:
         if role != "assistant":
             return []
         raw_calls = _field(message, "tool_calls")
-        if type(raw_calls) is not list and (
-            not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes))
-        ):
+        if type(raw_calls) is not list and (not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes))):
             return []
         calls = [_call_of(i, raw) for i, raw in enumerate(raw_calls)]
+        if not answered:
+            return calls
         pending = [call for call in calls if call.id not in answered]
         return [PendingCall(i, c.id, c.name, c.arguments) for i, c in enumerate(pending)]
     return []

@@ -69,7 +69,7 @@ def _settle(
 ) -> bool:
     """Wait for ``future``; False when it ran past its deadline."""
     if timeout is None:
-        concurrent.futures.wait([future])
+        future.exception()  # blocks until done; cheaper than concurrent.futures.wait
         return True
     while not future.done():
         start = starts[index]

@@ -227,7 +227,7 @@ def test_null_assistant_content_is_sent_the_way_every_server_accepts(
 ) -> None:
     scripted_server.add(completion({"role": "assistant", "content": "fine"}))
     call = {"id": "c", "type": "function", "function": {"name": "add", "arguments": "{}"}}
-    conversation = [
+    conversation: list[dict[str, Any]] = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "c", "content": "{}"},

@@ -33,9 +33,7 @@ class ScriptedModel:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: ToolChoice | None = None,
     ) -> ChatResponse:
-        self.seen.append(
-            {"messages": [dict(m) for m in messages], "tools": tools, "tool_choice": tool_choice}
-        )
+        self.seen.append({"messages": [dict(m) for m in messages], "tools": tools, "tool_choice": tool_choice})
         turn = self.turns.pop(0) if len(self.turns) > 1 else self.turns[0]
         return ChatResponse(message={"role": "assistant", **turn})
 

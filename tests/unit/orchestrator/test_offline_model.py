@@ -115,18 +115,14 @@ def registry() -> LocalToolRegistry:
     context = FakeContext()
     registry.register(context)
     for alias in USER_CONTEXT_ALIASES:
-        registry.register(
-            context, name=alias.name, description=alias.description, preset=alias.preset
-        )
+        registry.register(context, name=alias.name, description=alias.description, preset=alias.preset)
     registry.register(FakeCode())
     registry.register(FakeWebSearch())
     return registry
 
 
 def plan(registry: LocalToolRegistry, text: str, *, strict: bool = False) -> list[dict[str, Any]]:
-    response = OfflineModel().chat(
-        [{"role": "user", "content": text}], tools=registry.to_openai_tools(strict=strict)
-    )
+    response = OfflineModel().chat([{"role": "user", "content": text}], tools=registry.to_openai_tools(strict=strict))
     return [
         {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
         for c in response.tool_calls
@@ -134,9 +130,7 @@ def plan(registry: LocalToolRegistry, text: str, *, strict: bool = False) -> lis
 
 
 def test_example_question_needs_two_calls_in_one_turn(registry: LocalToolRegistry) -> None:
-    response = OfflineModel().chat(
-        [{"role": "user", "content": QUESTION}], tools=registry.to_openai_tools()
-    )
+    response = OfflineModel().chat([{"role": "user", "content": QUESTION}], tools=registry.to_openai_tools())
     assert response.message == {
         "role": "assistant",
         "content": None,
@@ -304,9 +298,7 @@ def test_tool_choice_none_answers_without_tools(registry: LocalToolRegistry) -> 
 
 
 def test_greeting_lists_capabilities(registry: LocalToolRegistry) -> None:
-    response = OfflineModel().chat(
-        [{"role": "user", "content": "Hello!"}], tools=registry.to_openai_tools()
-    )
+    response = OfflineModel().chat([{"role": "user", "content": "Hello!"}], tools=registry.to_openai_tools())
     assert response.content is not None
     assert response.content.startswith("Hello! I'm the offline assistant. I can help with math")
 
@@ -316,9 +308,7 @@ def test_greeting_lists_capabilities(registry: LocalToolRegistry) -> None:
     ["", "   ", "?" * 50_000, "(" * 10_000 + "1" + ")" * 10_000, "remember that", "\x00\x01"],
 )
 def test_hostile_or_empty_input_never_raises(registry: LocalToolRegistry, text: str) -> None:
-    response = OfflineModel().chat(
-        [{"role": "user", "content": text}], tools=registry.to_openai_tools()
-    )
+    response = OfflineModel().chat([{"role": "user", "content": text}], tools=registry.to_openai_tools())
     assert response.message["role"] == "assistant"
 
 

@@ -80,9 +80,7 @@ def node(registry: LocalToolRegistry) -> Iterator[ToolsNode]:
 
 
 def test_answers_each_call_in_order_with_compact_json(node: ToolsNode) -> None:
-    update = node(
-        state_with(call("c1", "add", '{"a": 1, "b": 2}'), call("c2", "add", {"a": 5, "b": 5}))
-    )
+    update = node(state_with(call("c1", "add", '{"a": 1, "b": 2}'), call("c2", "add", {"a": 5, "b": 5})))
     assert [m["role"] for m in update["messages"]] == ["tool", "tool"]
     assert [m["tool_call_id"] for m in update["messages"]] == ["c1", "c2"]
     assert contents(update) == [{"status": "success", "data": 3}, {"status": "success", "data": 10}]

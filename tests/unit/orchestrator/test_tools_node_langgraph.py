@@ -112,9 +112,7 @@ def test_tools_node_with_messages_state_and_langchain_messages() -> None:
         return {"messages": [ai_message(content="", tool_calls=[call])]}
 
     def go(state: Any) -> str:
-        return (
-            "tools" if getattr(state["messages"][-1], "tool_calls", None) else langgraph_graph.END
-        )
+        return "tools" if getattr(state["messages"][-1], "tool_calls", None) else langgraph_graph.END
 
     with ToolsNode(registry_with_add()) as node:
         graph = langgraph_graph.StateGraph(messages_state)

@@ -110,6 +110,7 @@ class SqliteKnowledgeStore:
         self._snippet_tokens = max(1, min(snippet_tokens, 64))
         self._clock = clock
         self._lock = threading.Lock()
+        self._max_attempts = max(1, max_attempts)
         self._retrying = Retrying(
             stop=stop_after_attempt(max(1, max_attempts)),
             wait=wait_exponential(multiplier=0.01, max=0.5) + wait_random(0, 0.01),
@@ -183,8 +184,7 @@ class SqliteKnowledgeStore:
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work`` in one BEGIN IMMEDIATE transaction, retried while SQLite is busy."""
-        result: T = self._retrying.copy()(self._transaction, work)
-        return result
+        return self._with_retry(functools.partial(self._transaction, work))
 
     def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -256,7 +256,17 @@ class SqliteKnowledgeStore:
             with self._lock:
                 return work(self._conn)
 
-        result: T = self._retrying.copy()(run)
+        return self._with_retry(run)
+
+    def _with_retry(self, call: Callable[[], T]) -> T:
+        """Call once; only when SQLite reports busy, retry with back-off (cheap success path)."""
+        try:
+            return call()
+        except sqlite3.OperationalError as exc:
+            if not is_busy_error(exc) or self._max_attempts <= 1:
+                raise
+        retrying = self._retrying.copy(stop=stop_after_attempt(self._max_attempts - 1))
+        result: T = retrying(call)
         return result
 
 

@@ -87,6 +87,10 @@ class SearchKnowledgeResponse(BaseModel):
 class KnowledgeStoreTool(BaseTool[StoreKnowledgeRequest, StoreKnowledgeResponse]):
     """Remember a text for later searches (tool name ``store_knowledge``).
 
+    Empty, whitespace-only or over-long texts (> 100,000 characters), more than 16 tags or
+    unknown arguments are a ``validation_error``; control characters and lone surrogates
+    are stored safely; an identical text is stored once and reported as a duplicate.
+
     Args:
         store: Where texts are kept, e.g. ``SqliteKnowledgeStore(path)``.
     """
@@ -121,6 +125,11 @@ class KnowledgeStoreTool(BaseTool[StoreKnowledgeRequest, StoreKnowledgeResponse]
 
 class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeResponse]):
     """Full-text search over stored knowledge (tool name ``search_knowledge``).
+
+    Any query text is safe: operators and punctuation are searched as literal words, never
+    as FTS5 syntax; empty, over-long (> 500 characters, > 32 terms) or word-less queries
+    are a ``validation_error`` explaining how to search; each result's text is cut at
+    ``max_text_chars`` (flagged ``text_truncated``).
 
     Args:
         store: Where texts are kept, e.g. ``SqliteKnowledgeStore(path)``.

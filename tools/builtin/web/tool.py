@@ -186,6 +186,12 @@ def _check_fetcher_args(
 class WebTool(CompositeTool):
     """Search the web and read pages: actions ``search`` and ``load``.
 
+    Hostile input never escapes as an exception: arguments outside the schema are a
+    ``validation_error``; URLs to non-public addresses (also via redirects, numeric IPv4
+    spellings or DNS) are ``permission_denied``; oversized pages are cut at the byte limit
+    and long texts at ``max_chars``, both with a note; slow servers end in ``timeout``;
+    binary content is refused. See :class:`~tools.builtin.web.fetch.PageFetcher`.
+
     Args:
         search_backend: The search service (Brave, SearXNG, ...); without one, ``search``
             answers with an error explaining how to configure it and ``load`` still works.

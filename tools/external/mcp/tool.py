@@ -10,6 +10,7 @@ import mcp_types
 
 from tools.base import BaseTool, check_parameters_schema
 from tools.errors import ToolDefinitionError
+from tools.external.mcp._connect import clip
 from tools.external.mcp._results import result_data
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,8 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
     text; protocol errors (``-32602`` invalid params, unknown tool) a ``validation_error``
     with the server's text; a crashed or unreachable server an ``upstream_error``; no
     answer within ``call_timeout`` a ``timeout``. A server schema that is not a valid JSON
-    object schema is replaced by ``{"type": "object"}`` with a WARNING naming the tool.
+    object schema is replaced by ``{"type": "object"}`` with a WARNING naming the tool; a
+    description longer than 4,000 characters is cut with a note.
 
     Args:
         caller: The toolset that owns the session.
@@ -59,7 +61,8 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
     ) -> None:
         self.name = name
         self.remote_name = remote.name
-        self.description = remote.description or remote.title or f"MCP tool {remote.name}."
+        # Server text becomes prompt text: bounded, so one server cannot flood the context.
+        self.description = clip(remote.description or remote.title or f"MCP tool {remote.name}.")
         self.version = version or "0.0.0"
         self.parameters = _usable_schema(remote.input_schema, tool=remote.name)
         self.call_timeout = call_timeout

@@ -228,12 +228,14 @@ def test_busy_database_is_retried_until_the_lock_is_released(tmp_path: Path) -> 
 
 def test_busy_database_gives_up_after_max_attempts(tmp_path: Path) -> None:
     path = tmp_path / "kb.sqlite"
-    store = SqliteKnowledgeStore(path, busy_timeout=0.01, max_attempts=3, sleep=lambda _s: None)
+    sleeps: list[float] = []
+    store = SqliteKnowledgeStore(path, busy_timeout=0.01, max_attempts=3, sleep=sleeps.append)
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             store.store("never written")
+        assert len(sleeps) == 1  # 3 attempts: one direct, two under tenacity with one back-off
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()

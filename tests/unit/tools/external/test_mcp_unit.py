@@ -363,3 +363,11 @@ def test_public_names_are_pinned() -> None:
         "serve_stdio_async",
     ]
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_mcp_tool_description_is_bounded() -> None:
+    remote = mcp_types.Tool(name="chatty", description="d" * 10_000, input_schema={"type": "object"})
+    tool = MCPTool(caller=_Caller(None), remote=remote, name="chatty", call_timeout=1)
+
+    assert len(tool.description) < 4_100
+    assert tool.description.endswith("[cut: 6000 more characters]")
