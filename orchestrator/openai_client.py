@@ -7,18 +7,26 @@ and connection failures; exponential backoff that honours ``Retry-After``).
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from orchestrator._openai_wire import (
+    SERVER_MESSAGE_CHARS,
+    endpoint_for,
+    parse_retry_after,
+    server_message,
+    text_of,
+    tool_calls_of,
+    wire_messages,
+)
 from orchestrator.llm import (
     ChatModelConnectionError,
     ChatModelError,
@@ -33,7 +41,6 @@ __all__ = ["OpenAIChatModel"]
 
 _log = logging.getLogger(__name__)
 
-_SERVER_MESSAGE_CHARS = 500
 _STATUS_HINTS: Mapping[int, str] = {
     400: "the server rejected the request; check --model and that the server supports tools "
     "(llama.cpp needs a tool-capable chat format)",
@@ -52,44 +59,6 @@ def _is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, ChatModelHTTPError):
         return exc.retryable
     return isinstance(exc, ChatModelConnectionError) and exc.retryable
-
-
-def _parse_retry_after(value: str | None, now: Callable[[], datetime]) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date); None if absent/bad."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - now()).total_seconds())
-
-
-def _endpoint_for(base_url: str) -> str:
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(
-            f"base_url {base_url!r} is not an http(s) URL; pass e.g. "
-            "'http://127.0.0.1:8000/v1' or 'https://api.openai.com/v1'"
-        )
-    if parts.username or parts.password:
-        raise ValueError(
-            "base_url must not carry credentials; pass the key with api_key "
-            "(read from the environment variable named by --api-key-env)"
-        )
-    path = parts.path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        path = path[: -len("/chat/completions")]
-    if not path:
-        path = "/v1"
-    return urlunsplit((parts.scheme, parts.netloc, path + "/chat/completions", "", ""))
 
 
 class OpenAIChatModel:
@@ -154,7 +123,7 @@ class OpenAIChatModel:
             ValueError: For a base_url that is not http(s), or that embeds credentials, or
                 for negative limits.
         """
-        self._endpoint = _endpoint_for(base_url)
+        self._endpoint = endpoint_for(base_url)
         if not model or not model.strip():
             raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
         if timeout <= 0 or connect_timeout <= 0 or max_retries < 0 or max_response_bytes <= 0:
@@ -234,7 +203,7 @@ class OpenAIChatModel:
             ChatModelConnectionError: Unreachable endpoint or timeout (after retries).
             ChatModelResponseError: A 2xx answer that is not a chat completion.
         """
-        body: dict[str, Any] = {"model": self._model, "messages": _wire_messages(messages)}
+        body: dict[str, Any] = {"model": self._model, "messages": wire_messages(messages)}
         if tools:
             body["tools"] = list(tools)
             if tool_choice is not None:
@@ -345,17 +314,17 @@ class OpenAIChatModel:
         )
 
     def _http_error(self, status: int, raw: bytes, retry_after: str | None) -> ChatModelHTTPError:
-        server_message = self._scrub(_server_message(raw))[:_SERVER_MESSAGE_CHARS]
+        said = self._scrub(server_message(raw))[:SERVER_MESSAGE_CHARS]
         hint = _STATUS_HINTS.get(status, "the server failed; retry later or check its logs")
         text = f"chat model endpoint {self._endpoint} answered HTTP {status}"
-        if server_message:
-            text += f": {server_message}"
+        if said:
+            text += f": {said}"
         return ChatModelHTTPError(
             f"{text} ({hint})",
             status=status,
             endpoint=self._endpoint,
-            server_message=server_message,
-            retry_after=_parse_retry_after(retry_after, self._now),
+            server_message=said,
+            retry_after=parse_retry_after(retry_after, self._now),
         )
 
     def _parse(self, data: Any) -> ChatResponse:
@@ -369,8 +338,8 @@ class OpenAIChatModel:
                 f"chat model endpoint {self._endpoint} answered without choices[0].message "
                 f"({type(exc).__name__}: {exc}); is it an OpenAI-compatible chat API?"
             ) from None
-        result: Message = {"role": "assistant", "content": _text_of(message.get("content"))}
-        calls = _tool_calls_of(message.get("tool_calls"), self._turn)
+        result: Message = {"role": "assistant", "content": text_of(message.get("content"))}
+        calls = tool_calls_of(message.get("tool_calls"), self._turn)
         if calls:
             result["tool_calls"] = calls
         finish = choice.get("finish_reason")
@@ -383,66 +352,3 @@ class OpenAIChatModel:
             model=model if isinstance(model, str) else None,
             raw=data if isinstance(data, dict) else None,
         )
-
-
-def _wire_messages(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Messages as every server accepts them: an assistant ``content: null`` is sent as "".
-
-    OpenAI accepts both; llama.cpp-based servers reject null (pydantic) and their chat
-    templates read ``message.content`` even beside tool calls, so it cannot be left out.
-    """
-    return [
-        {**message, "content": ""}
-        if message.get("role") == "assistant" and message.get("content", "") is None
-        else message
-        for message in messages
-    ]
-
-
-def _server_message(raw: bytes) -> str:
-    text = raw.decode("utf-8", errors="replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return " ".join(text.split())
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            return error if isinstance(error, str) else json.dumps(error)[:_SERVER_MESSAGE_CHARS]
-    return json.dumps(data)[:_SERVER_MESSAGE_CHARS]
-
-
-def _text_of(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
-        texts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "".join(t for t in texts if isinstance(t, str))
-    return str(content)
-
-
-def _tool_calls_of(calls: Any, turn: int) -> list[dict[str, Any]]:
-    if not isinstance(calls, list):
-        return []
-    out: list[dict[str, Any]] = []
-    for index, call in enumerate(calls):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            _log.warning("dropping a malformed tool call without a function name: %.200r", call)
-            continue
-        name: str = function["name"]
-        if not name:
-            _log.warning("dropping a tool call with an empty function name")
-            continue
-        arguments = function.get("arguments")
-        if arguments is None:
-            arguments = "{}"
-        elif not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            call_id = f"call_{turn}_{index}"
-        out.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
-    return out

@@ -177,6 +177,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         """``execute(**kwargs).to_dict()``: a tool is a plain callable returning a dict."""
         return self._execute(kwargs, None).to_dict()
 
+    @property
+    def is_async(self) -> bool:
+        """True when the work is a coroutine (runs on the event loop, not in a worker thread)."""
+        return inspect.iscoroutinefunction(self.execute_internal)
+
     # ----------------------------------------------------------------- schema
 
     def input_schema(self) -> dict[str, Any]:
@@ -251,7 +256,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         request_id = new_request_id()
         try:
             request = self._validate(kwargs)
-            if self.run_in_thread and not _is_async_callable(self.execute_internal):
+            if self.run_in_thread and not self.is_async:
                 import asyncio
 
                 response: Any = await asyncio.to_thread(self.execute_internal, request)
@@ -359,10 +364,6 @@ def _extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
-
-
-def _is_async_callable(func: Any) -> bool:
-    return inspect.iscoroutinefunction(func)
 
 
 def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:

@@ -95,6 +95,11 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         self._open = self.RequestModel.model_config.get("extra") == "allow"
         self._plain = not self._positional and not self._open
 
+    @property
+    def is_async(self) -> bool:
+        """True when the wrapped function is ``async def``."""
+        return inspect.iscoroutinefunction(self.func)
+
     def execute_internal(self, request: BaseModel) -> Any:
         """Call the function with the validated arguments."""
         values = request.__dict__

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
+import functools
 import json
 import logging
 import threading
@@ -15,6 +15,7 @@ from orchestrator.graph._calls import PendingCall, messages_of, pending_calls
 from orchestrator.graph._pool import DaemonPool
 from orchestrator.graph._threaded import run_in_pool
 from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps, fit
+from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
 
@@ -132,7 +133,12 @@ class ToolsNode:
     # ------------------------------------------------------------------ entry points
 
     def __call__(self, state: Any) -> dict[str, Any]:
-        """Run the pending calls synchronously (works inside a running event loop too)."""
+        """Run the pending calls synchronously and return the update.
+
+        Works inside a running event loop too (no loop is created: calls run on worker
+        threads, a single call inline). A ``KeyboardInterrupt`` while waiting propagates;
+        calls already running finish in the background.
+        """
         calls = pending_calls(messages_of(state))
         if not calls:
             return {"messages": [], "tool_results": []}
@@ -148,8 +154,8 @@ class ToolsNode:
                 self._worker_pool(),
                 [self._job(call) for call in group],
                 timeout=self._call_timeout,
-                on_timeout=lambda i, g=group: self._timed_out(g[i]),  # type: ignore[misc]
-                on_error=lambda i, exc, g=group: self._escaped(g[i], exc),  # type: ignore[misc]
+                on_timeout=functools.partial(self._timed_out_in, group),
+                on_error=functools.partial(self._escaped_in, group),
             )
         return self._update(calls, outcomes)
 
@@ -238,6 +244,12 @@ class ToolsNode:
     def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
         registry = self._registry
         return lambda: registry.call_tool_raw(call.name, call.arguments)
+
+    def _timed_out_in(self, group: Sequence[PendingCall], index: int) -> ToolResult:
+        return self._timed_out(group[index])
+
+    def _escaped_in(self, group: Sequence[PendingCall], index: int, exc: BaseException) -> ToolResult:
+        return self._escaped(group[index], exc)
 
     def _timed_out(self, call: PendingCall) -> ToolResult:
         return _failure(
@@ -328,13 +340,9 @@ class ToolsNode:
         return text, truncated, result
 
 
-def _runs_on_loop(tool: Any) -> bool:
+def _runs_on_loop(tool: BaseTool[Any, Any]) -> bool:
     """Async tools (and thread-affine sync ones) run on the event loop, others on workers."""
-    if not getattr(tool, "run_in_thread", True):
-        return True
-    return inspect.iscoroutinefunction(getattr(tool, "execute_internal", None)) or inspect.iscoroutinefunction(
-        getattr(tool, "func", None)
-    )
+    return not tool.run_in_thread or tool.is_async
 
 
 def _arguments_for_trace(arguments: Any) -> Any:

@@ -402,3 +402,40 @@ def test_a_thousand_calls_are_all_answered(node: ToolsNode) -> None:
 def test_bad_configuration_is_rejected(registry: LocalToolRegistry, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ToolsNode(registry, **kwargs)
+
+
+def test_async_entry_timeout_and_sequential(registry: LocalToolRegistry) -> None:
+    release = threading.Event()
+    log = Log()
+
+    def hang() -> str:
+        """Wait until released."""
+        release.wait(10)
+        return "late"
+
+    async def slow() -> str:
+        """Sleep on the loop."""
+        await asyncio.sleep(10)
+        return "late"
+
+    registry.register(hang)
+    registry.register(slow)
+    registry.register(SequentialTool(log))
+    node = ToolsNode(registry, call_timeout=0.05)
+    state = state_with(
+        call("h", "hang", "{}"),
+        call("s", "slow", "{}"),
+        call("q", "seq", {"tag": "alone"}),
+        call("a", "add", '{"a": 1, "b": 1}'),
+    )
+    try:
+        update = asyncio.run(node.ainvoke(state))
+    finally:
+        release.set()
+    assert [(r["tool_call_id"], r["error_type"]) for r in update["tool_results"]] == [
+        ("h", "timeout"),
+        ("s", "timeout"),
+        ("q", None),
+        ("a", None),
+    ]
+    assert log.events == ["start alone", "end alone"]

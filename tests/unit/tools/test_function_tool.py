@@ -123,6 +123,7 @@ def test_async_function_and_kwargs_and_positional_only() -> None:
         return {"url": url, "retries": retries, "extra": extra}
 
     tool = FunctionTool(fetch)
+    assert tool.is_async and not FunctionTool(google).is_async
     assert tool(url="u", lang="en")["data"] == {"url": "u", "retries": 1, "extra": {"lang": "en"}}
     assert asyncio.run(tool.aexecute(url="v")).data["url"] == "v"
 

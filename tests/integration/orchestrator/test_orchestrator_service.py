@@ -1,0 +1,70 @@
+"""OrchestratorService: explicit registration of every builtin tool, aliases, model choice."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from orchestrator import OfflineModel, OpenAIChatModel, OrchestratorService, ServiceConfigError, Settings
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings.from_env({}, data_dir=str(tmp_path / "data"), context_url=f"http://127.0.0.1:{closed_port()}")
+
+
+def test_registers_every_builtin_tool_and_the_old_names(settings: Settings) -> None:
+    with OrchestratorService(settings) as service:
+        assert service.registry.names() == [
+            "math_solver",
+            "store_knowledge",
+            "search_knowledge",
+            "execute_code",
+            "web",
+            "web_search",
+            "load_web_page",
+            "user_context",
+            "get_user_context",
+            "get_daily_briefing",
+            "get_commute_time",
+            "query_finance",
+        ]
+        assert isinstance(service.model, OfflineModel)
+        assert service.model_description == "offline model (embedded, deterministic)"
+        commute = service.registry.call_tool("get_commute_time", destination="office")
+        assert commute.ok, commute.error
+        assert commute.data["categories"]["commute"]["status"] == "unavailable"
+        assert "cannot connect" in commute.data["categories"]["commute"]["reason"]
+        assert (settings.data_dir / "knowledge.sqlite3").exists()
+    service.close()  # closing twice is harmless
+
+
+def test_base_url_selects_the_openai_compatible_client(settings: Settings) -> None:
+    remote = Settings.from_env(
+        {"KEY": "sk-x"},
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key_env="KEY",
+        data_dir=str(settings.data_dir),
+        context_url=settings.context_url,
+    )
+    with OrchestratorService(remote) as service:
+        assert isinstance(service.model, OpenAIChatModel)
+        assert service.model_description == "m at http://127.0.0.1:9/v1/chat/completions"
+        assert service.graph.max_iterations == 10
+
+
+def test_unusable_data_dir_is_a_config_error_naming_the_fix(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ServiceConfigError, match="TOOLDECK_DATA_DIR"):
+        OrchestratorService(Settings.from_env({}, data_dir=str(blocker / "data")))
