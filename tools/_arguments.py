@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 from pydantic.config import ExtraValues
@@ -14,6 +14,15 @@ from tools.errors import InvalidArgumentsError
 
 _MAX_GOT = 80
 _MAX_ERRORS = 12
+# One configured encoder: json.dumps() with keyword options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(default=str, ensure_ascii=False).encode
+
+
+class AcceptedArguments(NamedTuple):
+    """What a schema accepts, pre-rendered once per tool: the line and the names."""
+
+    text: str
+    names: list[str]
 
 
 def _path(loc: Iterable[Any]) -> str:
@@ -28,8 +37,8 @@ def _path(loc: Iterable[Any]) -> str:
 
 def _short(value: Any) -> str:
     try:
-        text = json.dumps(value, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
+        text = _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= _MAX_GOT else text[: _MAX_GOT - 3] + "..."
 
@@ -52,6 +61,14 @@ def _type_label(node: Mapping[str, Any]) -> str:  # noqa: PLR0911 - one return p
     if "$ref" in node:
         return str(node["$ref"]).rsplit("/", 1)[-1]
     return "any"
+
+
+def describe_arguments(schema: Mapping[str, Any] | None) -> AcceptedArguments:
+    """The "Accepted arguments: ..." line for ``schema`` (empty when it has no properties)."""
+    lines = accepted_arguments(schema) if schema else []
+    if not lines or schema is None:
+        return AcceptedArguments("", [])
+    return AcceptedArguments("Accepted arguments: " + "; ".join(lines) + ".", list(schema.get("properties", {})))
 
 
 def accepted_arguments(schema: Mapping[str, Any]) -> list[str]:
@@ -99,25 +116,30 @@ def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, 
 def invalid_arguments(
     tool_name: str,
     records: Sequence[Mapping[str, Any]],
-    schema: Mapping[str, Any] | None,
+    accepted: AcceptedArguments | Mapping[str, Any] | None,
     *,
     headline: str | None = None,
 ) -> InvalidArgumentsError:
-    """Build the ``validation_error`` the model sees for ``records`` against ``schema``."""
+    """Build the ``validation_error`` the model sees for ``records``.
+
+    ``accepted`` is the tool's :func:`describe_arguments` (or a schema to describe).
+    """
+    if not isinstance(accepted, AcceptedArguments):
+        accepted = describe_arguments(accepted)
     lines = [headline or f"Invalid arguments for tool '{tool_name}':"]
     for record in records[:_MAX_ERRORS]:
         got = f" (got {record['got']})" if "got" in record else ""
         lines.append(f"- {record['field']}: {record['problem']}{got}")
     if len(records) > _MAX_ERRORS:
         lines.append(f"- ... and {len(records) - _MAX_ERRORS} more")
-    accepted = accepted_arguments(schema) if schema else []
-    if accepted:
-        lines.append("Accepted arguments: " + "; ".join(accepted) + ".")
-    lines.append("Call the tool again with corrected arguments.")
     details: dict[str, Any] = {"errors": list(records)}
-    if accepted:
-        details["accepted"] = list(schema.get("properties", {})) if schema else []
-    return InvalidArgumentsError("\n".join(lines), details=details)
+    if accepted.text:
+        lines.append(accepted.text)
+        details["accepted"] = list(accepted.names)
+    lines.append("Call the tool again with corrected arguments.")
+    error = InvalidArgumentsError("\n".join(lines), details=details)
+    error.details_jsonable = True
+    return error
 
 
 def validate_with_model(
@@ -128,6 +150,7 @@ def validate_with_model(
     tool_name: str,
     extra: ExtraValues | None,
     headline: str | None = None,
+    accepted: AcceptedArguments | None = None,
 ) -> Any:
     """Validate ``arguments`` into ``model``; a null for a non-nullable field means "default".
 
@@ -151,7 +174,7 @@ def validate_with_model(
         except ValidationError as exc:
             error = exc
     records = from_pydantic_errors(error.errors(include_url=False, include_context=False))
-    raise invalid_arguments(tool_name, records, schema, headline=headline)
+    raise invalid_arguments(tool_name, records, accepted or schema, headline=headline)
 
 
 def validate_with_schema(

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from tools._aio import run_coroutine_sync
 from tools._arguments import (
+    AcceptedArguments,
+    describe_arguments,
     field_error,
     from_pydantic_errors,
     invalid_arguments,
@@ -121,6 +123,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 model,
                 kwargs,
                 schema=self._input_schema(),
+                accepted=self._accepted(),
                 tool_name=self.name,
                 extra=_extra_mode(model),
             )
@@ -204,6 +207,12 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             cached = self.__dict__["_td_input_schema"] = tool_input_schema(self)
         return cached
 
+    def _accepted(self) -> AcceptedArguments:
+        cached = self.__dict__.get("_td_accepted")
+        if cached is None:
+            cached = self.__dict__["_td_accepted"] = describe_arguments(self._input_schema())
+        return cached
+
     def _validator(self) -> Any:
         cached = self.__dict__.get("_td_validator")
         if cached is None:
@@ -217,6 +226,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         """Forget cached schemas and validators after changing ``parameters`` or models."""
         self.__dict__.pop("_td_input_schema", None)
         self.__dict__.pop("_td_validator", None)
+        self.__dict__.pop("_td_accepted", None)
 
     # ----------------------------------------------------------------- internals
 
@@ -278,7 +288,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             return self.validate_input(**kwargs)
         except ValidationError as exc:  # raised by an overriding validate_input
             records = from_pydantic_errors(exc.errors(include_url=False, include_context=False))
-            raise invalid_arguments(self.name, records, self._input_schema()) from None
+            raise invalid_arguments(self.name, records, self._accepted()) from None
 
     def _validate_json(self, raw: str | bytes) -> Any:
         """The happy path for JSON text: validation in pydantic's Rust core, no dict built.
@@ -296,7 +306,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         for err in errors:
             if err["type"] == "json_invalid" or not err["loc"] or err.get("input", 0) is None:
                 return None
-        raise invalid_arguments(self.name, from_pydantic_errors(errors), self._input_schema())
+        raise invalid_arguments(self.name, from_pydantic_errors(errors), self._accepted())
 
     def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
         return {
@@ -315,7 +325,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return ToolResult._trusted(result.status, result.data, result.error, metadata)
 
     def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
-        info = ErrorInfo(exc.error_type, exc.message, exc.retryable, to_jsonable(exc.details))
+        details = exc.details if exc.details_jsonable else to_jsonable(exc.details)
+        info = ErrorInfo(exc.error_type, exc.message, exc.retryable, details)
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
     def _unexpected(self, exc: BaseException, t0: int, started: float, request_id: str) -> ToolResult:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, create_model
 
-from tools._arguments import field_error, invalid_arguments, validate_with_model
+from tools._arguments import describe_arguments, field_error, invalid_arguments, validate_with_model
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError, UnknownActionError
 from tools.schema import model_schema
@@ -88,6 +88,7 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             raise ToolDefinitionError(f"{type(self).__name__}: give at least one ActionStrategy.")
         self._models = {a: s.RequestModel or _no_arguments() for a, s in self._strategies.items()}
         self._schemas = {a: model_schema(m, closed=True) for a, m in self._models.items()}
+        self._action_accepted = {a: describe_arguments(schema) for a, schema in self._schemas.items()}
         self._all_params = {p for schema in self._schemas.values() for p in schema.get("properties", {})}
         self.parameters = self._flat_schema()
 
@@ -117,7 +118,7 @@ class CompositeTool(BaseTool[ActionCall, Any]):
                 field_error((key,), f"not an argument of action '{strategy.action_name}'", sent=False)
                 for key in rejected
             ]
-            raise invalid_arguments(self.name, records, schema, headline=headline)
+            raise invalid_arguments(self.name, records, self._action_accepted[strategy.action_name], headline=headline)
         request = validate_with_model(
             self._models[strategy.action_name],
             kwargs,
@@ -125,6 +126,7 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             tool_name=self.name,
             extra="forbid",
             headline=headline,
+            accepted=self._action_accepted[strategy.action_name],
         )
         return ActionCall(strategy, request)
 

@@ -69,6 +69,8 @@ class ToolError(TooldeckError):
         self.message = message
         self.retryable = self.default_retryable if retryable is None else retryable
         self.details = details
+        #: Set by the framework when ``details`` is known to be JSON-compatible already.
+        self.details_jsonable = details is None
 
 
 class InvalidArgumentsError(ToolError):

@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from tools._names import check_tool_name
 from tools.base import BaseTool
@@ -127,6 +127,8 @@ def _request_model(
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
+    from pydantic import Field  # deferred: importing it loads pydantic.types (~25 ms)
+
     hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
     fields: dict[str, Any] = {}
     positional: list[str] = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -108,6 +107,8 @@ class InMemoryMetrics:
 
         Concurrent writers never leave a torn file: each replaces it whole.
         """
+        import tempfile
+
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import difflib
 import inspect
 import logging
 import marshal
@@ -307,6 +306,8 @@ class LocalToolRegistry:
 
 def _suggestions(name: str, names: list[str]) -> list[str]:
     """Up to three registered names close to ``name``: by similarity, then by substring."""
+    import difflib
+
     lowered = name.lower()
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     if lowered:

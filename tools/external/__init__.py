@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tools.external.executor import BinaryStatus, ScanChanges, ToolExecutorService
     from tools.external.external_tool import ExternalTool, build_external_tools
     from tools.external.http_adapter import HTTPAdapter
+    from tools.external.mcp import MCPAdapter, MCPTool, MCPToolset, build_mcp_server, serve_stdio
 
 _HOMES = {
     "ProcessOutcome": "tools.external._process",
@@ -57,6 +58,12 @@ _HOMES = {
     "ExternalTool": "tools.external.external_tool",
     "build_external_tools": "tools.external.external_tool",
     "HTTPAdapter": "tools.external.http_adapter",
+    # MCP names need the SDK (extra "mcp"); importing them is deferred like the rest.
+    "MCPAdapter": "tools.external.mcp",
+    "MCPTool": "tools.external.mcp",
+    "MCPToolset": "tools.external.mcp",
+    "build_mcp_server": "tools.external.mcp",
+    "serve_stdio": "tools.external.mcp",
 }
 
 __all__ = [
@@ -72,7 +79,10 @@ __all__ = [
     "HTTPAdapter",
     "HTTPConfig",
     "HTTPEndpoint",
+    "MCPAdapter",
     "MCPConfig",
+    "MCPTool",
+    "MCPToolset",
     "ProcessOutcome",
     "ProcessRunner",
     "ScanChanges",
@@ -82,6 +92,8 @@ __all__ = [
     "ToolExecutorService",
     "UnknownAdapterError",
     "build_external_tools",
+    "build_mcp_server",
+    "serve_stdio",
 ]
 
 

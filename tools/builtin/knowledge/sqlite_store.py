@@ -130,9 +130,14 @@ class SqliteKnowledgeStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             try:  # executescript commits first, so the transaction is part of the script
                 conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
-            except BaseException:
+            except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+                    raise RuntimeError(
+                        f"SqliteKnowledgeStore needs SQLite with the FTS5 extension; this Python's "
+                        f"SQLite {sqlite3.sqlite_version} lacks it ({exc})."
+                    ) from exc
                 raise
 
     def close(self) -> None:

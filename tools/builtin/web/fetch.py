@@ -115,7 +115,12 @@ class PageFetcher:
         policy: Which addresses may be reached; the default refuses every non-public address.
         limits: Size, time and redirect bounds.
         user_agent: The ``User-Agent`` header sent.
+        ca_bundle: Path of a CA bundle for HTTPS (an intranet's private CA); the default
+            trust store otherwise. Certificates are always verified against the host name.
         clock: Monotonic clock in seconds (injectable for tests).
+
+    Environment proxies are not used: a proxy would connect on its own and defeat the
+    address pinning. Use an egress firewall and ``allow_*`` lists instead.
     """
 
     def __init__(
@@ -124,11 +129,13 @@ class PageFetcher:
         policy: AddressPolicy | None = None,
         limits: FetchLimits | None = None,
         user_agent: str = _DEFAULT_USER_AGENT,
+        ca_bundle: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.policy = policy if policy is not None else AddressPolicy()
         self.limits = limits if limits is not None else FetchLimits()
         self._user_agent = user_agent
+        self._verify: bool | str = ca_bundle if ca_bundle else True
         self._clock = clock
 
     def fetch(self, url: str) -> FetchedPage:
@@ -216,7 +223,7 @@ class PageFetcher:
             min(self.limits.read_timeout, remaining),
         )
         try:
-            return adapter.send(prepared, stream=True, timeout=timeout, verify=True, proxies={})
+            return adapter.send(prepared, stream=True, timeout=timeout, verify=self._verify, proxies={})
         except requests.exceptions.Timeout as exc:
             raise ToolTimeoutError(f"{target.url} did not answer in time; the site may be slow or down.") from exc
         except requests.exceptions.SSLError as exc:

@@ -28,6 +28,9 @@ SEARCH_NOT_CONFIGURED = (
 )
 
 
+_MAX_CHARS = 100_000
+
+
 class WebSearchRequest(BaseModel):
     """A web search query."""
 
@@ -50,7 +53,7 @@ class WebLoadRequest(BaseModel):
     max_chars: int = Field(
         default=20_000,
         ge=500,
-        le=100_000,
+        le=_MAX_CHARS,
         description="Longest text to return, in characters; longer pages are cut with a note.",
     )
     include_links: bool = Field(default=False, description="Also return the page's links (text and URL, up to 100).")
@@ -137,10 +140,12 @@ class WebLoadAction(ActionStrategy[WebLoadRequest]):
         cut = len(text) > request.max_chars
         if cut:
             text = _cut(text, request.max_chars)
-            notes.append(
-                f"Text cut at {len(text):,} of {len(extracted.text):,} characters; call again "
-                "with a larger max_chars (up to 100000) to read more."
+            hint = (
+                f" Call again with a larger max_chars (up to {_MAX_CHARS}) to read more."
+                if request.max_chars < _MAX_CHARS
+                else ""
             )
+            notes.append(f"Text cut at {len(text):,} of {len(extracted.text):,} characters.{hint}")
         if not text:
             notes.append("The page has no readable text.")
         links = [WebLink(text=link.text, url=link.url) for link in extracted.links] if request.include_links else None

@@ -1,0 +1,84 @@
+"""Builtin tools that are safe to hand to a model, each with an embedded default.
+
+``MathSolverTool()``, ``CodeExecutorTool()`` (local sandbox), ``WebTool()`` (page loading;
+search needs a backend), ``KnowledgeStoreTool(store=SqliteKnowledgeStore(path))`` /
+``KnowledgeSearchTool(...)`` and ``UserContextTool(context_bridge=ContextBridge(url))``.
+Collaborators arrive by constructor; the orchestrator registers them explicitly.
+"""
+
+from tools.builtin.code_executor import (
+    CodeExecutionRequest,
+    CodeExecutionResponse,
+    CodeExecutorTool,
+    LocalSandbox,
+    SandboxClient,
+    SandboxLimits,
+    SandboxResult,
+)
+from tools.builtin.context_bridge import ContextBridge
+from tools.builtin.knowledge import (
+    KnowledgeHit,
+    KnowledgeItem,
+    KnowledgeSearchTool,
+    KnowledgeStore,
+    KnowledgeStoreTool,
+    SqliteKnowledgeStore,
+    StoreOutcome,
+)
+from tools.builtin.math import MathEngine, MathRequest, MathResponse, MathSolverTool, SympyWorkerPool
+from tools.builtin.user_context import USER_CONTEXT_ALIASES, ToolAlias, UserContextRequest, UserContextTool
+from tools.builtin.web import (
+    AddressPolicy,
+    BraveSearchBackend,
+    FetchLimits,
+    PageExtractor,
+    PageFetcher,
+    SearchBackend,
+    SearchHit,
+    SearxngSearchBackend,
+    TrafilaturaExtractor,
+    WebLoadTool,
+    WebSearchTool,
+    WebTool,
+    search_backend_from_env,
+)
+
+__all__ = [
+    "USER_CONTEXT_ALIASES",
+    "AddressPolicy",
+    "BraveSearchBackend",
+    "CodeExecutionRequest",
+    "CodeExecutionResponse",
+    "CodeExecutorTool",
+    "ContextBridge",
+    "FetchLimits",
+    "KnowledgeHit",
+    "KnowledgeItem",
+    "KnowledgeSearchTool",
+    "KnowledgeStore",
+    "KnowledgeStoreTool",
+    "LocalSandbox",
+    "MathEngine",
+    "MathRequest",
+    "MathResponse",
+    "MathSolverTool",
+    "PageExtractor",
+    "PageFetcher",
+    "SandboxClient",
+    "SandboxLimits",
+    "SandboxResult",
+    "SearchBackend",
+    "SearchHit",
+    "SearxngSearchBackend",
+    "SqliteKnowledgeStore",
+    "StoreOutcome",
+    "SympyWorkerPool",
+    "ToolAlias",
+    "TrafilaturaExtractor",
+    "UserContextRequest",
+    "UserContextTool",
+    "WebLoadTool",
+    "WebSearchTool",
+    "WebTool",
+    "search_backend_from_env",
+]
