@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from shared.adapters import KNOWN_CATEGORIES, AdapterRegistry
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from shared.adapters import KNOWN_CATEGORIES, AdapterRegistry
 
 __all__ = ["ContextBridge"]
 

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from tools.base import BaseTool
 from tools.builtin.context_bridge import ContextBridge
 from tools.errors import InvalidArgumentsError

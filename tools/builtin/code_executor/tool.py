@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
 from tools.base import BaseTool
 from tools.builtin.code_executor.local import LocalSandbox
 from tools.builtin.code_executor.sandbox import SandboxClient

@@ -30,6 +30,7 @@ from tenacity import (
     wait_exponential,
     wait_random,
 )
+
 from tools.builtin.knowledge.query import build_match_expression
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeItem, StoreOutcome
 from tools.errors import InvalidArgumentsError

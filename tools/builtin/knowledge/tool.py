@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
+
 from tools.base import BaseTool
 from tools.builtin.knowledge.query import MAX_QUERY_CHARS
 from tools.builtin.knowledge.sqlite_store import MAX_TEXT_CHARS

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
 from tools.base import BaseTool
 from tools.builtin.math.engine import MathEngine, MathJob, SympyWorkerPool
 from tools.builtin.math.parser import IR, MathParser, to_text

@@ -23,6 +23,7 @@ from tenacity import (
     wait_exponential,
     wait_random,
 )
+
 from tools.errors import ToolTimeoutError, UpstreamError
 
 logger = logging.getLogger(__name__)

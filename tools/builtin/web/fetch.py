@@ -18,6 +18,7 @@ import charset_normalizer
 import requests
 import urllib3
 from requests.structures import CaseInsensitiveDict
+
 from tools.builtin.web._pinned import PinnedAddressAdapter
 from tools.builtin.web.address import AddressPolicy, Target
 from tools.errors import InvalidArgumentsError, ToolError, ToolTimeoutError, UpstreamError

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import requests
+
 from tools.builtin.web._http import HttpOptions, HttpStatusError, get_json
 from tools.builtin.web.search import SearchHit, make_hit
 from tools.errors import UpstreamError

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
+
 from tools.base import BaseTool
 from tools.builtin.web.address import AddressPolicy, IPNetwork
 from tools.builtin.web.config import BRAVE_API_KEY_VAR, SEARXNG_URL_VAR
