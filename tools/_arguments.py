@@ -25,7 +25,15 @@ class AcceptedArguments(NamedTuple):
     names: list[str]
 
 
-def _path(loc: Iterable[Any]) -> str:
+_PROBLEMS = {
+    "missing": "required argument is missing",
+    "extra_forbidden": "unknown argument, not accepted by this tool",
+}
+
+
+def _path(loc: Sequence[Any] | Iterable[Any]) -> str:
+    if type(loc) is tuple and len(loc) == 1 and type(loc[0]) is str:
+        return loc[0]  # the common case: a top-level argument
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -100,16 +108,16 @@ def field_error(path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool
 
 def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Turn pydantic's ``ValidationError.errors()`` into field records without URL noise."""
-    records = []
+    records: list[dict[str, Any]] = []
     for err in errors:
         kind = err.get("type")
-        loc = tuple(err.get("loc", ()))
-        if kind == "missing":
-            records.append(field_error(loc, "required argument is missing", sent=False))
-        elif kind == "extra_forbidden":
-            records.append(field_error(loc, "unknown argument, not accepted by this tool", sent=False))
+        field = _path(err.get("loc", ()))
+        problem = _PROBLEMS.get(kind)  # type: ignore[arg-type]
+        if problem is not None:
+            records.append({"field": field, "problem": problem})
         else:
-            records.append(field_error(loc, str(err.get("msg", "invalid value")), err.get("input")))
+            problem = str(err.get("msg", "invalid value"))
+            records.append({"field": field, "problem": problem, "got": _short(err.get("input"))})
     return records
 
 

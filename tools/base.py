@@ -144,6 +144,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     def format_output(self, response: TResponse) -> Any:
         """Turn the response into the ``data`` the model sees (default: JSON-mode dump)."""
+        if type(response) in _JSON_SCALARS:
+            return response
         if isinstance(response, BaseModel):
             return response.model_dump(mode="json")
         return to_jsonable(response)
@@ -227,6 +229,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         self.__dict__.pop("_td_input_schema", None)
         self.__dict__.pop("_td_validator", None)
         self.__dict__.pop("_td_accepted", None)
+        self.__dict__.pop("_td_extra", None)
 
     # ----------------------------------------------------------------- internals
 
@@ -249,7 +252,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             else:
                 request = self._validate(kwargs or {})
             response: Any = self.execute_internal(request)
-            if inspect.isawaitable(response):
+            if _is_awaitable(response):
                 response = run_coroutine_sync(_awaited(response))
             if isinstance(response, ToolResult):
                 return self._adopt(response, t0, started, request_id)
@@ -272,7 +275,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 response: Any = await asyncio.to_thread(self.execute_internal, request)
             else:
                 response = self.execute_internal(request)
-            if inspect.isawaitable(response):
+            if _is_awaitable(response):
                 response = await response
             if isinstance(response, ToolResult):
                 return self._adopt(response, t0, started, request_id)
@@ -299,8 +302,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         model = self.RequestModel
         if model is None:
             return None
+        extra = self.__dict__.get("_td_extra", _UNKNOWN)
+        if extra is _UNKNOWN:
+            extra = self.__dict__["_td_extra"] = _extra_mode(model)
         try:
-            return model.model_validate_json(raw, extra=_extra_mode(model))
+            return model.model_validate_json(raw, extra=extra)
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False)
         for err in errors:
@@ -326,7 +332,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
         details = exc.details if exc.details_jsonable else to_jsonable(exc.details)
-        info = ErrorInfo(exc.error_type, exc.message, exc.retryable, details)
+        info = ErrorInfo._trusted(exc.error_type, exc.message, exc.retryable, details)
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
     def _unexpected(self, exc: BaseException, t0: int, started: float, request_id: str) -> ToolResult:
@@ -371,6 +377,15 @@ _iso_utc = _SecondCache()
 def _extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
     """Request models are closed unless they say ``extra="allow"``."""
     return None if model.model_config.get("extra") == "allow" else "forbid"
+
+
+_UNKNOWN: Any = object()
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_awaitable(value: Any) -> bool:
+    """``inspect.isawaitable`` without its slow ABC check (coroutines and awaitables)."""
+    return getattr(type(value), "__await__", None) is not None
 
 
 async def _awaited(awaitable: Any) -> Any:
