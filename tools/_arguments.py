@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
@@ -159,23 +159,30 @@ def validate_with_model(
     extra: ExtraValues | None,
     headline: str | None = None,
     accepted: AcceptedArguments | None = None,
+    strip: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Validate ``arguments`` into ``model``; a null for a non-nullable field means "default".
 
-    The first attempt is plain validation (the cheap, common path). Only when it fails and
-    the arguments hold nulls that the schema does not admit are those nulls dropped and the
-    validation repeated, so ``{"limit": null}`` behaves like leaving ``limit`` out.
+    Nulls the schema does not admit are dropped so that ``{"limit": null}`` behaves like
+    leaving ``limit`` out: before validation when a top-level value is null (what strict-mode
+    models send for every argument they leave out), else only after a failed validation
+    (nested nulls), keeping the common path to one validation.
+
+    Args:
+        strip: The tool's cached null stripper for ``schema`` (built here when None).
 
     Raises:
         InvalidArgumentsError: field-level errors written for the model.
     """
+    if strip is None:
+        strip = _stripper_for(schema)
+    if any(value is None for value in arguments.values()):
+        arguments = strip(arguments)
     try:
         return model.model_validate(arguments, extra=extra)
     except ValidationError as exc:
         error = exc
-    from tools._strict import strip_disallowed_nulls
-
-    stripped = strip_disallowed_nulls(arguments, schema)
+    stripped = strip(arguments)
     if stripped is not arguments:
         try:
             return model.model_validate(stripped, extra=extra)
@@ -192,6 +199,7 @@ def validate_with_schema(
     schema: Mapping[str, Any],
     tool_name: str,
     headline: str | None = None,
+    strip: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
     """Validate ``arguments`` against a hand-written JSON schema (a ``jsonschema`` validator).
 
@@ -201,9 +209,7 @@ def validate_with_schema(
     Raises:
         InvalidArgumentsError: field-level errors written for the model.
     """
-    from tools._strict import strip_disallowed_nulls
-
-    cleaned = strip_disallowed_nulls(arguments, schema)
+    cleaned = (strip or _stripper_for(schema))(arguments)
     errors = list(validator.iter_errors(cleaned))
     if errors:
         records = [_jsonschema_record(err) for err in errors]
@@ -215,6 +221,12 @@ def validate_with_schema(
             if key not in result and isinstance(node, Mapping) and "default" in node:
                 result[key] = copy.deepcopy(node["default"])
     return result
+
+
+def _stripper_for(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
+    from tools._strict_nulls import NullStripper
+
+    return NullStripper(schema)
 
 
 def _jsonschema_record(err: Any) -> dict[str, Any]:

@@ -33,6 +33,21 @@ def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
     return stripper.strip(value, stripper.alternatives(schema), 0)
 
 
+class NullStripper:
+    """:func:`strip_nulls` for one schema, keeping its expanded unions and null verdicts
+    between calls (a tool strips every strict-mode call against the same schema)."""
+
+    def __init__(self, schema: Any, defs: Mapping[str, Any] | None = None) -> None:
+        self._stripper = _NullStripper(RefResolver(schema if isinstance(schema, _MAP) else None, defs))
+        self._alternatives = self._stripper.alternatives(schema)
+
+    def __call__(self, value: Any) -> Any:
+        """``value`` without the nulls the schema does not admit (itself when there are none)."""
+        if not _has_none(value, 0):
+            return value
+        return self._stripper.strip(value, self._alternatives, 0)
+
+
 def _has_none(value: Any, depth: int) -> bool:
     if depth > MAX_VALUE_DEPTH:
         return False
@@ -71,6 +86,7 @@ class _NullStripper:
         self.refs = refs
         self._alts: dict[tuple[int, frozenset[str]], list[_Conj]] = {}
         self._nulls: dict[tuple[int, frozenset[str]], bool] = {}
+        self._plain: dict[int, tuple[Mapping[str, Any], frozenset[str]] | None] = {}
 
     def alternatives(self, node: Any, seen: frozenset[str] = frozenset(), depth: int = 0) -> list[_Conj]:
         """``node`` as a disjunction of conjunctions of plain nodes (capped, memoised)."""
@@ -124,6 +140,10 @@ class _NullStripper:
         return value
 
     def _strip_object(self, value: Mapping[str, Any], alts: list[_Conj], depth: int) -> Any:
+        if len(alts) == 1 and len(alts[0]) == 1:
+            plain = self._plain_object(alts[0][0])
+            if plain is not None:
+                return self._strip_plain(value, plain, depth)
         views = [c for c in alts if _may_be(c, "object")]
         views = [c for c in views if _fits(c, value)] or views
         if not views:
@@ -140,6 +160,42 @@ class _NullStripper:
             elif isinstance(item, Mapping | list):
                 subs = chain.from_iterable(self.product(group) for group in declared)
                 new = self.strip(item, list(islice(subs, MAX_ALTERNATIVES)), depth + 1)
+                if new is not item:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+        return value if out is None else out
+
+    def _plain_object(self, node: Mapping[str, Any]) -> tuple[Mapping[str, Any], frozenset[str]] | None:
+        """For an object node with only ``properties`` (the common case): its properties and
+        the names whose schema does not admit null; None for anything more involved."""
+        key = id(node)
+        if key in self._plain:
+            return self._plain[key]
+        props = node.get("properties")
+        extra = node.get("additionalProperties")
+        plain: tuple[Mapping[str, Any], frozenset[str]] | None = None
+        if (
+            isinstance(props, _MAP)
+            and "patternProperties" not in node
+            and not isinstance(extra, _MAP)
+            and _may_be((node,), "object")
+        ):
+            plain = (props, frozenset(k for k, s in props.items() if not self.admits_null(s)))
+        self._plain[key] = plain
+        return plain
+
+    def _strip_plain(
+        self, value: Mapping[str, Any], plain: tuple[Mapping[str, Any], frozenset[str]], depth: int
+    ) -> Any:
+        props, not_nullable = plain
+        out: dict[str, Any] | None = None
+        for key, item in value.items():
+            if item is None:
+                if key in not_nullable:
+                    out = dict(value) if out is None else out
+                    del out[key]
+            elif isinstance(item, Mapping | list) and key in props:
+                new = self.strip(item, self.alternatives(props[key]), depth + 1)
                 if new is not item:
                     out = dict(value) if out is None else out
                     out[key] = new

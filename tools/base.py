@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
@@ -124,13 +124,14 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 kwargs,
                 schema=self._input_schema(),
                 accepted=self._accepted(),
+                strip=self._stripper(),
                 tool_name=self.name,
                 extra=_extra_mode(model),
             )
         if self.parameters is None:
             return kwargs  # type: ignore[return-value]
         return validate_with_schema(  # type: ignore[return-value]
-            self._validator(), kwargs, schema=self.parameters, tool_name=self.name
+            self._validator(), kwargs, schema=self.parameters, tool_name=self.name, strip=self._stripper()
         )
 
     @abstractmethod
@@ -215,6 +216,14 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             cached = self.__dict__["_td_accepted"] = describe_arguments(self._input_schema())
         return cached
 
+    def _stripper(self) -> Callable[[Any], Any]:
+        cached = self.__dict__.get("_td_stripper")
+        if cached is None:
+            from tools._strict_nulls import NullStripper
+
+            cached = self.__dict__["_td_stripper"] = NullStripper(self._input_schema())
+        return cached
+
     def _validator(self) -> Any:
         cached = self.__dict__.get("_td_validator")
         if cached is None:
@@ -230,6 +239,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         self.__dict__.pop("_td_validator", None)
         self.__dict__.pop("_td_accepted", None)
         self.__dict__.pop("_td_extra", None)
+        self.__dict__.pop("_td_stripper", None)
 
     # ----------------------------------------------------------------- internals
 
@@ -246,7 +256,9 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         request_id = new_request_id()
         try:
             if raw is not None:
-                request = self._validate_json(raw)
+                # Nulls (strict-mode models send them for every omitted argument) need the
+                # general path, which drops them before validating.
+                request = None if _mentions_null(raw) else self._validate_json(raw)
                 if request is None:  # not the happy path: take the general one
                     return self._execute_parsed(raw)
             else:
@@ -381,6 +393,10 @@ def _extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
 
 _UNKNOWN: Any = object()
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _mentions_null(raw: str | bytes) -> bool:
+    return b"null" in raw if isinstance(raw, bytes) else "null" in raw
 
 
 def _is_awaitable(value: Any) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 from pydantic import BaseModel, create_model
 
 from tools._arguments import describe_arguments, field_error, invalid_arguments, validate_with_model
+from tools._strict_nulls import NullStripper
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError, UnknownActionError
 from tools.schema import model_schema
@@ -89,6 +90,7 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         self._models = {a: s.RequestModel or _no_arguments() for a, s in self._strategies.items()}
         self._schemas = {a: model_schema(m, closed=True) for a, m in self._models.items()}
         self._action_accepted = {a: describe_arguments(schema) for a, schema in self._schemas.items()}
+        self._action_strippers = {a: NullStripper(schema) for a, schema in self._schemas.items()}
         self._all_params = {p for schema in self._schemas.values() for p in schema.get("properties", {})}
         self.parameters = self._flat_schema()
 
@@ -127,6 +129,7 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             extra="forbid",
             headline=headline,
             accepted=self._action_accepted[strategy.action_name],
+            strip=self._action_strippers[strategy.action_name],
         )
         return ActionCall(strategy, request)
 
