@@ -137,6 +137,10 @@ def main() -> None:
     flat = per_call_us(lambda: registry.call_tool_raw("add", payload).to_dict(), number, repeat)
     nested_base = per_call_us(lambda: RouteTool().execute_internal(nested_baseline(nested)), number, repeat)
     nested_reg = per_call_us(lambda: registry.call_tool_raw("route", nested).to_dict(), number, repeat)
+    # What a strict-mode model sends: every argument, null for the ones it leaves at default.
+    strict_call = '{"origin": {"x": 0, "y": 0}, "destination": {"x": 3, "y": 4}, "waypoints": null, "mode": null}'
+    assert registry.call_tool_raw("route", strict_call).data == {"distance": 7.0, "mode": "driving"}
+    strict_reg = per_call_us(lambda: registry.call_tool_raw("route", strict_call).to_dict(), number, repeat)
     bad = per_call_us(lambda: registry.call_tool_raw("add", invalid).to_dict(), number // 4, repeat)
 
     print("dispatch (median per call, same run)")
@@ -144,6 +148,7 @@ def main() -> None:
     print(f"  (b) flat add via registry, JSON in, dict out {flat:6.2f} us   {flat / baseline:5.2f}x  (target < 5x)")
     print(f"      nested-model baseline                  {nested_base:8.2f} us")
     print(f"      nested-model tool via registry         {nested_reg:8.2f} us   {nested_reg / nested_base:5.2f}x")
+    print(f"      same, strict-mode call with nulls      {strict_reg:8.2f} us   {strict_reg / nested_base:5.2f}x")
     print(f"  (c) invalid payload via registry           {bad:8.2f} us   {bad / baseline:5.2f}x  (target < 10x)")
 
     big = make_tools(200)

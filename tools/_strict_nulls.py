@@ -48,14 +48,20 @@ class NullStripper:
         return self._stripper.strip(value, self._alternatives, 0)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_container(value: Any) -> bool:
+    """A dict/list (or other Mapping), checked without the slow ABC test for scalars."""
+    return isinstance(value, (dict, list)) or (not isinstance(value, _SCALARS) and isinstance(value, Mapping))
+
+
 def _has_none(value: Any, depth: int) -> bool:
-    if depth > MAX_VALUE_DEPTH:
+    if depth > MAX_VALUE_DEPTH or not _is_container(value):
         return False
-    if isinstance(value, _MAP):
-        return any(v is None or _has_none(v, depth + 1) for v in value.values())
     if isinstance(value, list):
         return any(_has_none(v, depth + 1) for v in value)
-    return False
+    return any(v is None or _has_none(v, depth + 1) for v in value.values())
 
 
 _COMBINATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf"})
@@ -157,7 +163,7 @@ class _NullStripper:
                 if not any(all(self.admits_null(s) for s in group) for group in declared):
                     out = dict(value) if out is None else out
                     del out[key]
-            elif isinstance(item, Mapping | list):
+            elif _is_container(item):
                 subs = chain.from_iterable(self.product(group) for group in declared)
                 new = self.strip(item, list(islice(subs, MAX_ALTERNATIVES)), depth + 1)
                 if new is not item:
@@ -194,7 +200,7 @@ class _NullStripper:
                 if key in not_nullable:
                     out = dict(value) if out is None else out
                     del out[key]
-            elif isinstance(item, Mapping | list) and key in props:
+            elif _is_container(item) and key in props:
                 new = self.strip(item, self.alternatives(props[key]), depth + 1)
                 if new is not item:
                     out = dict(value) if out is None else out
@@ -212,7 +218,7 @@ class _NullStripper:
         cache: dict[int, list[_Conj]] = {}
         out: list[Any] | None = None
         for index, item in enumerate(value):
-            if not isinstance(item, Mapping | list):
+            if not _is_container(item):
                 continue
             slot = min(index, positional)
             if slot not in cache:
