@@ -135,7 +135,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         )
 
     @abstractmethod
-    def execute_internal(self, request: TRequest) -> TResponse:
+    def execute_internal(self, request: TRequest) -> TResponse | ToolResult:
         """Do the work (may be ``async def``); raise ``ToolError`` for failures the model sees.
 
         Returning a :class:`~tools.result.ToolResult` instead of a response (what adapters of

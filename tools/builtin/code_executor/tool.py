@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from tools.base import BaseTool
 from tools.builtin.code_executor.local import LocalSandbox
 from tools.builtin.code_executor.sandbox import SandboxClient
+from tools.result import ToolResult
 
 
 class CodeExecutionRequest(BaseModel):
@@ -82,15 +83,20 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
         """The sandbox this tool runs code in."""
         return self._sandbox
 
-    def execute_internal(self, request: CodeExecutionRequest) -> CodeExecutionResponse:
-        """Run the code and return the sandbox's report."""
+    def execute_internal(self, request: CodeExecutionRequest) -> ToolResult:
+        """Run the code and return the sandbox's report.
+
+        The report is the ``data``; the isolation and limit flags are repeated in the result
+        metadata (``network_isolated``, ``timed_out``, ``killed``, ``truncated``) so an
+        application can log or alert on them without reading the model-facing data.
+        """
         result = self._sandbox.run(
             request.code,
             language=request.language,
             stdin=request.stdin,
             timeout_seconds=request.timeout_seconds,
         )
-        return CodeExecutionResponse(
+        response = CodeExecutionResponse(
             language=result.language,
             stdout=result.stdout,
             stderr=result.stderr,
@@ -103,6 +109,13 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
             signal=result.signal,
             note=result.note,
         )
+        flags = {
+            "network_isolated": result.network_isolated,
+            "timed_out": result.timed_out,
+            "killed": result.killed,
+            "truncated": result.truncated,
+        }
+        return ToolResult.success(response.model_dump(mode="json"), metadata=flags)
 
     def close(self) -> None:
         """Shut the sandbox down if this tool created it. Idempotent."""

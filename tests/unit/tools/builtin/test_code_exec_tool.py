@@ -72,6 +72,9 @@ def test_request_goes_to_the_sandbox_and_the_report_comes_back() -> None:
         "signal": None,
         "note": None,
     }
+    flags = {k: result.metadata[k] for k in ("network_isolated", "timed_out", "killed", "truncated")}
+    assert flags == {"network_isolated": True, "timed_out": False, "killed": False, "truncated": False}
+    assert result.metadata["tool_name"] == "execute_code"
 
 
 def test_a_limit_hit_is_data_not_an_error() -> None:
