@@ -37,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 TRequest = TypeVar("TRequest")
 TResponse = TypeVar("TResponse")
+_T = TypeVar("_T")
+_CACHE_KEYS = ("_td_input_schema", "_td_accepted", "_td_stripper", "_td_validator", "_td_extra")
 
 # Cheap, unique-enough request ids: a per-process random prefix and a counter.
 _ID_PREFIX = os.urandom(3).hex()
@@ -202,44 +204,39 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
         return model_schema(self.ResponseModel, closed=False, mode="serialization")
 
-    def _input_schema(self) -> dict[str, Any]:
-        cached = self.__dict__.get("_td_input_schema")
-        if cached is None:
-            from tools.schema import tool_input_schema
+    def _cached(self, key: str, build: Callable[[], _T]) -> _T:
+        """A per-instance memo of derived schema state (dropped by :meth:`reset_schema_cache`)."""
+        value = self.__dict__.get(key)
+        if value is None:
+            value = self.__dict__[key] = build()
+        return value
 
-            cached = self.__dict__["_td_input_schema"] = tool_input_schema(self)
-        return cached
+    def _input_schema(self) -> dict[str, Any]:
+        from tools.schema import tool_input_schema
+
+        return self._cached("_td_input_schema", lambda: tool_input_schema(self))
 
     def _accepted(self) -> AcceptedArguments:
-        cached = self.__dict__.get("_td_accepted")
-        if cached is None:
-            cached = self.__dict__["_td_accepted"] = describe_arguments(self._input_schema())
-        return cached
+        return self._cached("_td_accepted", lambda: describe_arguments(self._input_schema()))
 
     def _stripper(self) -> Callable[[Any], Any]:
-        cached = self.__dict__.get("_td_stripper")
-        if cached is None:
-            from tools._strict_nulls import NullStripper
+        from tools._strict_nulls import NullStripper
 
-            cached = self.__dict__["_td_stripper"] = NullStripper(self._input_schema())
-        return cached
+        return self._cached("_td_stripper", lambda: NullStripper(self._input_schema()))
 
     def _validator(self) -> Any:
-        cached = self.__dict__.get("_td_validator")
-        if cached is None:
+        def build() -> Any:
             from jsonschema import validators
 
             schema = self.parameters or {}
-            cached = self.__dict__["_td_validator"] = validators.validator_for(schema)(schema)
-        return cached
+            return validators.validator_for(schema)(schema)
+
+        return self._cached("_td_validator", build)
 
     def reset_schema_cache(self) -> None:
         """Forget cached schemas and validators after changing ``parameters`` or models."""
-        self.__dict__.pop("_td_input_schema", None)
-        self.__dict__.pop("_td_validator", None)
-        self.__dict__.pop("_td_accepted", None)
-        self.__dict__.pop("_td_extra", None)
-        self.__dict__.pop("_td_stripper", None)
+        for key in _CACHE_KEYS:
+            self.__dict__.pop(key, None)
 
     # ----------------------------------------------------------------- internals
 
