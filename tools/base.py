@@ -104,7 +104,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         if cls.__dict__.get("name"):
             check_tool_name(cls.__dict__["name"], owner=f"class {cls.__qualname__}")
         if cls.__dict__.get("parameters") is not None:
-            check_parameters_schema(cls.__dict__["parameters"], owner=f"class {cls.__qualname__}")
+            cls.parameters = prepare_parameters(cls.__dict__["parameters"], owner=f"class {cls.__qualname__}")
         # The JSON fast path is only valid when validation is the default one.
         cls._fast_json = cls.validate_input is BaseTool.validate_input
 
@@ -446,6 +446,27 @@ def _json_problem(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
+def prepare_parameters(schema: Any, *, owner: str) -> dict[str, Any]:
+    """A hand-written ``parameters`` schema, checked, in standard JSON Schema.
+
+    Schemas in the dialects of public function-calling corpora (BFCL's ``"type": "dict"``
+    / ``"float"``, APIGen's bare parameter maps with Python type names) are converted, with
+    a WARNING listing each change; then the result is checked against the meta-schema.
+
+    Raises:
+        ToolDefinitionError: naming ``owner``, the problem and the fix.
+    """
+    if not isinstance(schema, Mapping):
+        raise ToolDefinitionError(f"{owner}: parameters must be a JSON schema object (a dict).")
+    from tools._dialects import normalize_parameters
+
+    normalized, changes = normalize_parameters(schema)
+    if changes:
+        logger.warning("%s: parameters converted to JSON Schema: %s", owner, "; ".join(changes))
+    check_parameters_schema(normalized, owner=owner)
+    return normalized
 
 
 def check_parameters_schema(schema: Any, *, owner: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from tools._names import check_tool_name
 from tools._runner import Arguments, CallContext, ToolEntry, _failure
-from tools.base import BaseTool, check_parameters_schema
+from tools.base import BaseTool, prepare_parameters
 from tools.errors import DuplicateToolError, ToolDefinitionError
 from tools.function_tool import FunctionTool
 from tools.metrics import MetricsSink
@@ -162,7 +162,10 @@ class LocalToolRegistry:
                 _LONG_DESCRIPTION,
             )
         if instance.parameters is not None and parameters is None:
-            check_parameters_schema(instance.parameters, owner=f"tool {key!r}")
+            prepared = prepare_parameters(instance.parameters, owner=f"tool {key!r}")
+            if prepared != instance.parameters:  # a corpus dialect, converted (and logged)
+                instance.parameters = prepared
+                instance.reset_schema_cache()
         entry = ToolEntry(
             tool=instance,
             breaker=breaker or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
@@ -339,7 +342,6 @@ def _renamed(
     if description is not None:
         alias.description = description
     if parameters is not None:
-        check_parameters_schema(parameters, owner=f"tool {alias.name!r}")
-        alias.parameters = copy.deepcopy(dict(parameters))
+        alias.parameters = prepare_parameters(parameters, owner=f"tool {alias.name!r}")
     alias.reset_schema_cache()
     return alias

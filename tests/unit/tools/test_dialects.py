@@ -1,0 +1,116 @@
+"""Schemas in the dialects of public function-calling corpora register, validate and export."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tools import BaseTool, LocalToolRegistry
+from tools._dialects import normalize_parameters
+
+# The shape of a BFCL function document (types "dict", "float", "tuple", "any").
+BFCL: dict[str, Any] = {
+    "name": "calculate_triangle_area",
+    "description": "Calculate the area of a triangle given its base and height.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "base": {"type": "integer", "description": "The base of the triangle."},
+            "height": {"type": "float", "description": "The height of the triangle."},
+            "unit": {"type": "string", "description": "The unit of measure.", "default": "units"},
+            "corners": {"type": "tuple", "items": {"type": "float"}, "description": "Corner angles."},
+            "extra": {"type": "any", "description": "Anything."},
+            "type": {"type": "string", "description": "A property literally called 'type'."},
+        },
+        "required": ["base", "height"],
+    },
+}
+
+# The shape of an APIGen / xLAM tool: a bare map of parameters with Python type names.
+XLAM: dict[str, Any] = {
+    "query": {"description": "Search terms.", "type": "str", "default": "cats"},
+    "limit": {"description": "How many.", "type": "int, optional"},
+    "tags": {"description": "Filters.", "type": "List[str]"},
+    "lat": {"description": "Latitude.", "type": "float"},
+}
+
+
+def test_bfcl_dialect_becomes_json_schema() -> None:
+    schema, changes = normalize_parameters(BFCL["parameters"])
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "base": {"type": "integer", "description": "The base of the triangle."},
+            "height": {"type": "number", "description": "The height of the triangle."},
+            "unit": {"type": "string", "description": "The unit of measure.", "default": "units"},
+            "corners": {"type": "array", "items": {"type": "number"}, "description": "Corner angles."},
+            "extra": {"description": "Anything."},
+            "type": {"type": "string", "description": "A property literally called 'type'."},
+        },
+        "required": ["base", "height"],
+    }
+    assert "(root): type 'dict' -> 'object'" in changes and len(changes) == 5
+    Draft202012Validator.check_schema(schema)
+
+
+def test_apigen_parameter_map_is_wrapped() -> None:
+    schema, changes = normalize_parameters(XLAM)
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "query": {"description": "Search terms.", "type": "string", "default": "cats"},
+            "limit": {"description": "How many.", "type": "integer"},
+            "tags": {"description": "Filters.", "type": "array", "items": {"type": "string"}},
+            "lat": {"description": "Latitude.", "type": "number"},
+        },
+        "required": ["tags", "lat"],
+    }
+    assert changes[0].startswith("(root): a bare map")
+
+
+def test_standard_schema_is_unchanged() -> None:
+    standard = {"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": []}
+    assert normalize_parameters(standard) == (standard, [])
+
+
+def test_corpus_tool_registers_validates_and_exports_strict(caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def triangle(**arguments: Any) -> float:
+        calls.append(arguments)
+        return float(arguments["base"] * arguments["height"] / 2)
+
+    registry = LocalToolRegistry()
+    with caplog.at_level("WARNING"):
+        registry.register(triangle, name=BFCL["name"], description=BFCL["description"], parameters=BFCL["parameters"])
+    assert "type 'dict' -> 'object'" in caplog.text
+    exported = registry.to_openai_tools(strict=True)[0]["function"]
+    assert exported["parameters"]["properties"]["height"]["type"] == "number"
+    assert json.dumps(exported).count('"dict"') == 0
+    # ground truth as a corpus states it, through the registry
+    out = registry("calculate_triangle_area", base=10, height=5.0)
+    assert out["data"] == 25.0, out
+
+
+def test_instance_parameters_in_a_dialect_are_converted_at_registration() -> None:
+    class Corpus(BaseTool[dict[str, Any], Any]):
+        def __init__(self, doc: dict[str, Any]) -> None:
+            self.name = doc["name"]
+            self.description = doc["description"]
+            self.parameters = doc["parameters"]
+
+        def execute_internal(self, request: dict[str, Any]) -> Any:
+            return request
+
+    registry = LocalToolRegistry()
+    registry.register(Corpus(BFCL))
+    assert registry("calculate_triangle_area", base=3, height=2.5)["data"] == {
+        "base": 3,
+        "height": 2.5,
+        "unit": "units",
+    }
+    bad = registry("calculate_triangle_area", base="three", height=2)
+    assert bad["error_type"] == "validation_error" and "base" in bad["error"]
