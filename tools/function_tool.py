@@ -11,13 +11,13 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from tools._names import check_tool_name
-from tools.base import BaseTool
+from tools.base import BaseTool, prepare_parameters
 from tools.errors import ToolDefinitionError
 
 _SIMPLE_TYPES: dict[str, Any] = {
@@ -67,6 +67,9 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         name: Tool name (default: the function's ``__name__``).
         description: Tool description (default: the docstring's summary).
         version: Reported in every result's metadata.
+        parameters: A hand-written JSON schema to show the model and to validate the
+            arguments against (instead of the signature's); the function receives the
+            validated values as keyword arguments.
 
     Raises:
         ToolDefinitionError: the name is invalid or the signature cannot be a tool.
@@ -79,6 +82,7 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         name: str | None = None,
         description: str | None = None,
         version: str = "0.1.0",
+        parameters: Mapping[str, Any] | None = None,
     ) -> None:
         from docstring_parser import parse
 
@@ -94,14 +98,20 @@ class FunctionTool(BaseTool[BaseModel, Any]):
             self.ResponseModel = return_type
         self._open = self.RequestModel.model_config.get("extra") == "allow"
         self._plain = not self._positional and not self._open
+        if parameters is not None:
+            self.parameters = prepare_parameters(parameters, owner=f"function tool {self.name!r}")
+            self.RequestModel = None  # validate against the hand-written schema
 
     @property
     def is_async(self) -> bool:
         """True when the wrapped function is ``async def``."""
         return inspect.iscoroutinefunction(self.func)
 
-    def execute_internal(self, request: BaseModel) -> Any:
+    def execute_internal(self, request: BaseModel | dict[str, Any]) -> Any:
         """Call the function with the validated arguments."""
+        if isinstance(request, dict):  # validated against hand-written ``parameters``
+            positional = [request.pop(p) for p in self._positional if p in request]
+            return self.func(*positional, **request)
         values = request.__dict__
         if self._plain:
             return self.func(**values)

@@ -144,8 +144,8 @@ class LocalToolRegistry:
         if isinstance(tool, BaseTool):
             instance: BaseTool[Any, Any] = tool
         elif callable(tool) and not inspect.isclass(tool):
-            instance = FunctionTool(tool, name=name, description=description)
-            name = description = None
+            instance = FunctionTool(tool, name=name, description=description, parameters=parameters)
+            name = description = parameters = None
         else:
             raise ToolDefinitionError(
                 f"register() takes a BaseTool instance or a function, not {type(tool).__name__}; "

@@ -93,6 +93,12 @@ def test_corpus_tool_registers_validates_and_exports_strict(caplog: pytest.LogCa
     # ground truth as a corpus states it, through the registry
     out = registry("calculate_triangle_area", base=10, height=5.0)
     assert out["data"] == 25.0, out
+    assert calls == [{"base": 10, "height": 5.0, "unit": "units"}]  # the schema's default filled in
+    # the hand-written schema is what validates, although the function takes **arguments
+    bad = registry("calculate_triangle_area", base="ten", height=5.0, colour="red")
+    assert bad["error_type"] == "validation_error" and "base" in bad["error"]
+    missing = registry("calculate_triangle_area", base=10)
+    assert "height: required argument is missing" in missing["error"]
 
 
 def test_instance_parameters_in_a_dialect_are_converted_at_registration() -> None:
