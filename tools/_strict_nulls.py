@@ -146,8 +146,9 @@ class _NullStripper:
         return value
 
     def _strip_object(self, value: Mapping[str, Any], alts: list[_Conj], depth: int) -> Any:
-        if len(alts) == 1 and len(alts[0]) == 1:
-            plain = self._plain_object(alts[0][0])
+        single = _single_node(alts[0]) if len(alts) == 1 else None
+        if single is not None:
+            plain = self._plain_object(single)
             if plain is not None:
                 return self._strip_plain(value, plain, depth)
         views = [c for c in alts if _may_be(c, "object")]
@@ -200,7 +201,7 @@ class _NullStripper:
                 if key in not_nullable:
                     out = dict(value) if out is None else out
                     del out[key]
-            elif _is_container(item) and key in props:
+            elif key in props and _has_none(item, depth + 1):
                 new = self.strip(item, self.alternatives(props[key]), depth + 1)
                 if new is not item:
                     out = dict(value) if out is None else out
@@ -229,6 +230,18 @@ class _NullStripper:
                 out = list(value) if out is None else out
                 out[index] = new
         return value if out is None else out
+
+
+_ANNOTATIONS = frozenset({"$ref", "description", "title", "default", "examples"})
+
+
+def _single_node(conj: _Conj) -> Mapping[str, Any] | None:
+    """The one schema node of a conjunction: itself, or a bare ``$ref``'s target."""
+    if len(conj) == 1:
+        return conj[0]
+    if len(conj) == 2 and _ANNOTATIONS.issuperset(conj[0]):
+        return conj[1]
+    return None
 
 
 def _may_be(conj: _Conj, kind: str) -> bool:

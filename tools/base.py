@@ -258,6 +258,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 request = None if _mentions_null(raw) else self._validate_json(raw)
                 if request is None:  # not the happy path: take the general one
                     return self._execute_parsed(raw)
+                if type(request) is InvalidArgumentsError:  # returned, not raised: cheaper
+                    return self._error_result(request, t0, started, request_id)
             else:
                 request = self._validate(kwargs or {})
             response: Any = self.execute_internal(request)
@@ -305,8 +307,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     def _validate_json(self, raw: str | bytes) -> Any:
         """The happy path for JSON text: validation in pydantic's Rust core, no dict built.
 
-        Returns None when the general path must decide (bad JSON, nulls to drop, a root
-        that is not an object); raises the model-facing error otherwise.
+        Returns the request; None when the general path must decide (bad JSON, nulls to
+        drop, a root that is not an object); or the model-facing error (returned, not raised).
         """
         model = self.RequestModel
         if model is None:
@@ -321,7 +323,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         for err in errors:
             if err["type"] == "json_invalid" or not err["loc"] or err.get("input", 0) is None:
                 return None
-        raise invalid_arguments(self.name, from_pydantic_errors(errors), self._accepted())
+        return invalid_arguments(self.name, from_pydantic_errors(errors), self._accepted())
 
     def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
         return {
