@@ -14,6 +14,7 @@ from tools.errors import InvalidArgumentsError
 
 _MAX_GOT = 80
 _MAX_ERRORS = 12
+_MAX_DETAILS = 50
 # One configured encoder: json.dumps() with keyword options builds a new encoder per call.
 _ENCODE = json.JSONEncoder(default=str, ensure_ascii=False).encode
 
@@ -140,7 +141,7 @@ def invalid_arguments(
         lines.append(f"- {record['field']}: {record['problem']}{got}")
     if len(records) > _MAX_ERRORS:
         lines.append(f"- ... and {len(records) - _MAX_ERRORS} more")
-    details: dict[str, Any] = {"errors": list(records)}
+    details: dict[str, Any] = {"errors": list(records[:_MAX_DETAILS])}
     if accepted.text:
         lines.append(accepted.text)
         details["accepted"] = list(accepted.names)

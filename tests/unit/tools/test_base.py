@@ -340,3 +340,14 @@ def test_execute_internal_may_return_a_tool_result_with_metadata() -> None:
     assert ok["_metadata"]["markdown"] == "**ok**" and ok["_metadata"]["tool_name"] == "remote"
     down = Remote()(city="down")
     assert (down["error_type"], down["retryable"], down["_metadata"]["http_status"]) == ("upstream_error", True, 503)
+
+
+def test_hostile_argument_floods_stay_bounded() -> None:
+    flood = {f"junk_{i}": "x" * 10_000 for i in range(5_000)}
+    out = WeatherTool()(city="Oslo", **flood)
+    assert out["error_type"] == "validation_error"
+    assert len(out["error"]) < 3_000  # 12 lines shown, each value cut to 80 characters
+    assert "... and 4988 more" in out["error"]
+    assert len(out["details"]["errors"]) == 50
+    huge = WeatherTool().execute_raw('{"city": "' + "y" * 5_000_000 + '", "days": "many"}')
+    assert huge.error is not None and len(huge.error.message) < 2_000
