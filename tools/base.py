@@ -367,18 +367,18 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 class _SecondCache:
     """Formats UTC timestamps, reusing the formatted second (the hot path calls it per result)."""
 
-    __slots__ = ("prefix", "second")
+    __slots__ = ("last",)
 
     def __init__(self) -> None:
-        self.second = -1
-        self.prefix = ""
+        # (second, formatted second) replaced as one tuple, so threads never see a mix.
+        self.last = (-1, "")
 
     def __call__(self, timestamp: float) -> str:
         second = int(timestamp)
-        if second != self.second:
-            self.prefix = datetime.fromtimestamp(second, _UTC).strftime("%Y-%m-%dT%H:%M:%S")
-            self.second = second
-        return f"{self.prefix}.{int((timestamp - second) * 1e6):06d}+00:00"
+        last = self.last
+        if last[0] != second:
+            last = self.last = (second, datetime.fromtimestamp(second, _UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+        return f"{last[1]}.{int((timestamp - second) * 1e6):06d}+00:00"
 
 
 # A pure formatting memo (no behaviour to inject): ISO-8601 UTC with microseconds.

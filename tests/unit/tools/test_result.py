@@ -118,3 +118,14 @@ def test_tool_error_text_is_shown() -> None:
     assert out["error"] == "No account named 'savings'. Accounts: checking, joint."
     assert out["error_type"] == "execution_error"
     assert out["retryable"] is False
+
+
+def test_started_at_is_iso_utc_and_matches_the_clock(mocker: Any) -> None:
+    from datetime import datetime as real_datetime
+
+    mocker.patch("tools.base.time.time", side_effect=[1_767_225_599.25, 1_767_225_600.5])
+    first = Exotic().execute().metadata["started_at"]
+    second = Exotic().execute().metadata["started_at"]
+    assert first == "2025-12-31T23:59:59.250000+00:00"
+    assert second == "2026-01-01T00:00:00.500000+00:00"
+    assert real_datetime.fromisoformat(second).timestamp() == 1_767_225_600.5
