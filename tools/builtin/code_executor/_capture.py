@@ -35,6 +35,23 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no process of group ``pgid`` exists (killed ones take a moment to be torn
+    down and reaped); True when it is gone, False after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass  # members running as the sandbox user: still there
+        if time.monotonic() >= deadline:
+            return False
+        kill_group(pgid)
+        time.sleep(0.01)
+
+
 def _parse_status(raw: bytes) -> list[dict[str, Any]]:
     """The launcher's ``key=value`` lines, one dict per line; integers become ints."""
     lines: list[dict[str, Any]] = []

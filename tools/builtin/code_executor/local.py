@@ -38,13 +38,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tools.builtin.code_executor._capture import Capture, collect, kill_group
+from tools.builtin.code_executor._capture import Capture, collect, kill_group, wait_group_gone
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
 from tools.errors import InvalidArgumentsError, ToolError
 
 _LAUNCHER = Path(__file__).with_name("_launcher.py")
 _SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 _NOBODY = 65534
+#: Seconds to wait for a killed run's processes to be torn down before returning.
+_GROUP_TEARDOWN_S = 2.0
 _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": "main.js"}
 
 
@@ -300,6 +302,8 @@ class LocalSandbox:
             kill_group(proc.pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
+            # Nothing of the run may outlive the call: wait for the killed group to be gone.
+            wait_group_gone(proc.pid, timeout=_GROUP_TEARDOWN_S)
             with self._lock:
                 self._running.discard(proc.pid)
             os.close(status_r)
