@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 _log = logging.getLogger(__name__)
 
 SERVER_MESSAGE_CHARS = 500
-
-
-def parse_retry_after(value: str | None, now: Callable[[], datetime]) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date); None if absent/bad."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - now()).total_seconds())
 
 
 def endpoint_for(base_url: str) -> str:

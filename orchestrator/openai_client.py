@@ -21,7 +21,6 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from orchestrator._openai_wire import (
     SERVER_MESSAGE_CHARS,
     endpoint_for,
-    parse_retry_after,
     server_message,
     text_of,
     tool_calls_of,
@@ -36,6 +35,7 @@ from orchestrator.llm import (
     Message,
     ToolChoice,
 )
+from tools.resilience import parse_retry_after
 
 __all__ = ["OpenAIChatModel"]
 
@@ -324,7 +324,7 @@ class OpenAIChatModel:
             status=status,
             endpoint=self._endpoint,
             server_message=said,
-            retry_after=parse_retry_after(retry_after, self._now),
+            retry_after=parse_retry_after(retry_after, now=self._now().timestamp()),
         )
 
     def _parse(self, data: Any) -> ChatResponse:

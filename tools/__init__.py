@@ -25,7 +25,7 @@ from tools.errors import (
 from tools.function_tool import FunctionTool
 from tools.metrics import InMemoryMetrics, MetricsSink, ToolStats
 from tools.registry import BoundTool, LocalToolRegistry
-from tools.resilience import CircuitBreaker, RetryPolicy
+from tools.resilience import CircuitBreaker, RetryPolicy, parse_retry_after
 from tools.result import ErrorInfo, ToolResult
 
 __all__ = [
@@ -58,4 +58,5 @@ __all__ = [
     "UnknownToolError",
     "UnsupportedSchemaError",
     "UpstreamError",
+    "parse_retry_after",
 ]

@@ -225,7 +225,7 @@ def validate_with_schema(
 
 
 def _stripper_for(schema: Mapping[str, Any]) -> Callable[[Any], Any]:
-    from tools._strict_nulls import NullStripper
+    from tools.schema._nulls import NullStripper
 
     return NullStripper(schema)
 

@@ -220,7 +220,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return self._cached("_td_accepted", lambda: describe_arguments(self._input_schema()))
 
     def _stripper(self) -> Callable[[Any], Any]:
-        from tools._strict_nulls import NullStripper
+        from tools.schema._nulls import NullStripper
 
         return self._cached("_td_stripper", lambda: NullStripper(self._input_schema()))
 
@@ -462,7 +462,7 @@ def prepare_parameters(schema: Any, *, owner: str) -> dict[str, Any]:
     """
     if not isinstance(schema, Mapping):
         raise ToolDefinitionError(f"{owner}: parameters must be a JSON schema object (a dict).")
-    from tools._dialects import normalize_parameters
+    from tools.schema._dialects import normalize_parameters
 
     normalized, changes = normalize_parameters(schema)
     if changes:

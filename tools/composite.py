@@ -12,10 +12,10 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 from pydantic import BaseModel, create_model
 
 from tools._arguments import describe_arguments, field_error, invalid_arguments, validate_with_model
-from tools._strict_nulls import NullStripper
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError, UnknownActionError
 from tools.schema import model_schema
+from tools.schema._nulls import NullStripper
 
 TActionRequest = TypeVar("TActionRequest", bound=BaseModel)
 

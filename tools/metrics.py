@@ -7,9 +7,9 @@ import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from tools._files import atomic_write_text
 from tools.result import ToolResult
 
 
@@ -107,17 +107,4 @@ class InMemoryMetrics:
 
         Concurrent writers never leave a torn file: each replaces it whole.
         """
-        import tempfile
-
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.snapshot(), handle, indent=2, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(path, json.dumps(self.snapshot(), indent=2, sort_keys=True))

@@ -5,10 +5,12 @@ Time is injected (``clock`` for reading, ``sleep`` for waiting) so tests never s
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timezone
 from typing import Any, Literal
 
 from tools.result import ToolResult
@@ -196,6 +198,38 @@ class RetryPolicy:
         )
         result: ToolResult = await retrying(call)
         return result, retrying.statistics.get("attempt_number", self.max_attempts)
+
+
+def parse_retry_after(value: str | None, *, now: float, cap: float = math.inf) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta seconds or an HTTP date.
+
+    Args:
+        value: The header's value (None or empty: absent).
+        now: The current time as a Unix timestamp (for HTTP dates).
+        cap: The longest wait honoured.
+
+    Returns:
+        The wait in seconds, at least 0 (a date in the past) and at most ``cap``; None
+        when the value is absent or malformed (fall back to exponential back-off).
+    """
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(value)
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=timezone.utc)
+            seconds = when.timestamp() - now
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), cap)
 
 
 def _should_retry(result: ToolResult) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
@@ -32,6 +31,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tools._names import TOOL_NAME_RULE, sanitize_tool_name
 from tools.errors import ErrorType
 from tools.external._process import ProcessOutcome, ProcessRunner, RunnerClosedError
 from tools.external._redact import clip
@@ -50,7 +50,7 @@ class BinarySchema(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    name: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    name: str | None = Field(default=None, pattern=TOOL_NAME_RULE)
     description: str = ""
     version: str = "0.0.0"
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
@@ -93,8 +93,7 @@ class Probe:
 def derive_name(filename: str) -> str:
     """A valid tool name from a file name: extension dropped, odd characters -> ``_``."""
     stem = filename.rsplit(".", 1)[0] if "." in filename[1:] else filename
-    name = re.sub(r"[^a-zA-Z0-9_-]", "_", stem)[:64]
-    return name or "tool"
+    return sanitize_tool_name(stem)
 
 
 def parse_schema_document(stdout: bytes) -> Probe:

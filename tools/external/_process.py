@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
+
+from tools._procgroup import kill_group
 
 _CHUNK = 65536
 
@@ -47,12 +48,6 @@ class ProcessOutcome:
 
 class RunnerClosedError(RuntimeError):
     """The runner was shut down; no new process may start."""
-
-
-def kill_process_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid``; a group that is already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 class _Capture:
@@ -160,7 +155,7 @@ class ProcessRunner:
         # been reused by an unrelated process group.
         with self._lock:
             if pid in self._running:
-                kill_process_group(pid)
+                kill_group(pid)
 
     def _reap(self, proc: subprocess.Popen[bytes]) -> bool:
         """Kill the group while the child's pid is still held, then reap; True if killed."""
@@ -169,7 +164,7 @@ class ProcessRunner:
             killed = proc.pid in self._killed
             self._killed.discard(proc.pid)
             if listed:
-                kill_process_group(proc.pid)
+                kill_group(proc.pid)
         if proc.returncode is None:
             proc.wait()
         return killed
@@ -219,7 +214,7 @@ class ProcessRunner:
             pids = list(self._running)
             self._killed.update(pids)
             for pid in pids:
-                kill_process_group(pid)
+                kill_group(pid)
         return len(pids)
 
     def reopen(self) -> None:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from typing import Any
 
+from tools._files import atomic_write_text
 from tools.external._binary_contract import Probe
 
 logger = logging.getLogger(__name__)
@@ -88,13 +86,7 @@ class SchemaCache:
                 },
             }
             self._dirty = False
-        directory = os.path.dirname(os.path.abspath(self._path))
-        fd, tmp = tempfile.mkstemp(prefix=".schema-cache-", suffix=".tmp", dir=directory)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(doc, handle)
-            os.replace(tmp, self._path)
+            atomic_write_text(self._path, json.dumps(doc))
         except OSError as exc:
             logger.warning("cannot write schema cache %s: %s", self._path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

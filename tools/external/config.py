@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tools._names import TOOL_NAME_RULE
+
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 _PLACEHOLDER = re.compile(r"^\{(\*)?([A-Za-z_][A-Za-z0-9_]*)(?::(.+))?\}$")
 
 
@@ -279,7 +280,7 @@ class ToolConfig(_Frozen):
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="Stable identifier used by adapters.")
-    name: str = Field(pattern=TOOL_NAME_PATTERN, description="Tool name shown to the model.")
+    name: str = Field(pattern=TOOL_NAME_RULE, description="Tool name shown to the model.")
     adapter_type: str = Field(min_length=1, description="Adapter that runs the tool: http, cli, mcp, ...")
     description: str = ""
     version: str = "1.0.0"

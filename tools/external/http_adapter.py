@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -45,6 +43,7 @@ from tools.external._markdown import render_markdown
 from tools.external._redact import Redactor, clip
 from tools.external.cli_adapter import pick_action
 from tools.external.config import HTTPConfig, HTTPEndpoint, ToolConfig
+from tools.resilience import parse_retry_after
 from tools.result import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -61,26 +60,6 @@ class _RetryableStatus(Exception):
         self.status = status
         self.retry_after = retry_after
         self.message = message
-
-
-def parse_retry_after(value: str | None, now: float, cap: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta seconds or HTTP date), capped.
-
-    Malformed values give None (fall back to exponential backoff); dates in the past give 0.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - now
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    if math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), cap)
 
 
 def _server_message(body: bytes, redactor: Redactor) -> str:
@@ -319,9 +298,7 @@ class _Call:
             status = resp.status_code
             if status == 429 or status >= 500:
                 retry_after = parse_retry_after(
-                    resp.headers.get("Retry-After"),
-                    self.clock(),
-                    self.http.retry_after_cap,
+                    resp.headers.get("Retry-After"), now=self.clock(), cap=self.http.retry_after_cap
                 )
                 raise _RetryableStatus(status, retry_after, _server_message(raw, self.redactor))
             if status >= 400:

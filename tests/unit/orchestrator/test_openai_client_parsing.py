@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from orchestrator import OpenAIChatModel
-from orchestrator._openai_wire import parse_retry_after
+from tools.resilience import parse_retry_after
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -64,5 +64,5 @@ def test_strict_tools_default_only_for_openai() -> None:
         (None, None),
     ],
 )
-def testparse_retry_after(header: str | None, seconds: float | None) -> None:
-    assert parse_retry_after(header, lambda: NOW) == seconds
+def test_parse_retry_after(header: str | None, seconds: float | None) -> None:
+    assert parse_retry_after(header, now=NOW.timestamp()) == seconds

@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tools import BaseTool, LocalToolRegistry
-from tools._dialects import normalize_parameters
+from tools.schema._dialects import normalize_parameters
 
 # The shape of a BFCL function document (types "dict", "float", "tuple", "any").
 BFCL: dict[str, Any] = {

@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
-from tools._strict import schema_admits_null, strip_disallowed_nulls
+from tools.schema._strict import schema_admits_null, strip_disallowed_nulls
 
 
 class Window(BaseModel):

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from tools._strict import strip_disallowed_nulls, to_strict_schema
+from tools.schema._strict import strip_disallowed_nulls, to_strict_schema
 
 Schema = dict[str, Any]
 Pair = tuple[Any, Any]

@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field
 
-from tools._strict import StrictConversion, StrictIssue, to_strict_schema
+from tools.schema._strict import StrictConversion, StrictIssue, to_strict_schema
 
 NULL = {"type": "null"}
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from tools._strict import to_strict_schema
+from tools.schema._strict import to_strict_schema
 
 
 def issues(schema: Any) -> list[tuple[str, str]]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from tools._procgroup import kill_group
 
 #: After the launcher exits, how long stragglers may still hold the pipes open.
 _GRACE_SECONDS = 0.5
@@ -27,29 +28,6 @@ class Capture:
     timed_out: bool = False
     output_killed: bool = False
     status: list[dict[str, Any]] = field(default_factory=list)
-
-
-def kill_group(pgid: int) -> None:
-    """SIGKILL every process in group ``pgid``; a group that is already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Wait until no process of group ``pgid`` exists (killed ones take a moment to be torn
-    down and reaped); True when it is gone, False after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            pass  # members running as the sandbox user: still there
-        if time.monotonic() >= deadline:
-            return False
-        kill_group(pgid)
-        time.sleep(0.01)
 
 
 def _parse_status(raw: bytes) -> list[dict[str, Any]]:

@@ -38,7 +38,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tools.builtin.code_executor._capture import Capture, collect, kill_group, wait_group_gone
+from tools._procgroup import kill_group, wait_group_gone
+from tools.builtin.code_executor._capture import Capture, collect
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
 from tools.errors import InvalidArgumentsError, ToolError
 

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from tools._procgroup import kill_group
 from tools.errors import ToolError, ToolTimeoutError
 
 _WORKER = Path(__file__).with_name("_worker.py")
@@ -74,8 +74,7 @@ class MathEngine(Protocol):
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    kill_group(proc.pid)
     with contextlib.suppress(OSError):
         proc.wait(timeout=5)
     for stream in (proc.stdin, proc.stdout):

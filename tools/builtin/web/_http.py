@@ -25,6 +25,7 @@ from tenacity import (
 )
 
 from tools.errors import ToolTimeoutError, UpstreamError
+from tools.resilience import parse_retry_after
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ def _get_once(
     with response:
         status = response.status_code
         if status in _RETRY_STATUSES:
-            retry_after = _retry_after(response.headers.get("retry-after"))
+            retry_after = parse_retry_after(response.headers.get("retry-after"), now=time.time())
             logger.warning("%s answered HTTP %d", label, status)
             raise _Transient(HttpStatusError(status, retry_after), retry_after)
         if not 200 <= status < 300:
@@ -182,12 +183,3 @@ def _read_bounded(response: requests.Response, label: str, limit: int) -> bytes:
             raise _Transient(requests.exceptions.ReadTimeout(exc.args[0])) from exc
         raise _Transient(exc) from exc
     return b"".join(chunks)
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return float(value.strip())
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential back-off

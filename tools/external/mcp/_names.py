@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from tools._names import MAX_TOOL_NAME, is_tool_name, sanitize_tool_name
 from tools.external.mcp._connect import MCPConfigError
-
-_BAD = re.compile(r"[^a-zA-Z0-9_-]+")
-_VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-MAX_NAME = 64
 
 
 def check_prefix(prefix: str | None) -> str | None:
@@ -20,18 +16,11 @@ def check_prefix(prefix: str | None) -> str | None:
     """
     if prefix is None or prefix == "":
         return None
-    if not _VALID.fullmatch(prefix) or len(prefix) > 32:
+    if not is_tool_name(prefix) or len(prefix) > 32:
         raise MCPConfigError(
             f"MCP tool prefix {prefix!r} is invalid: use 1-32 letters, digits, '_' or '-', e.g. 'git'."
         )
     return prefix
-
-
-def sanitize(name: str, prefix: str | None = None) -> str:
-    """``name`` with every run of disallowed characters replaced by ``_``, prefixed, cut to 64."""
-    clean = _BAD.sub("_", name).strip("_") or "tool"
-    full = f"{prefix}_{clean}" if prefix else clean
-    return full[:MAX_NAME]
 
 
 def local_names(remote: Iterable[str], prefix: str | None = None) -> dict[str, str]:
@@ -44,12 +33,12 @@ def local_names(remote: Iterable[str], prefix: str | None = None) -> dict[str, s
     for name in remote:
         if name in out:
             continue
-        base = sanitize(name, prefix)
+        base = sanitize_tool_name(name, prefix)
         candidate, n = base, 1
         while candidate in taken:
             n += 1
             suffix = f"_{n}"
-            candidate = base[: MAX_NAME - len(suffix)] + suffix
+            candidate = base[: MAX_TOOL_NAME - len(suffix)] + suffix
         taken.add(candidate)
         out[name] = candidate
     return out

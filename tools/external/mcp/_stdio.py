@@ -9,7 +9,6 @@ the server's pid (for diagnostics and tests).
 from __future__ import annotations
 
 import logging
-import os
 import signal
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -21,6 +20,8 @@ import anyio.abc
 import mcp_types
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+
+from tools._procgroup import group_alive, kill_group
 
 logger = logging.getLogger(__name__)
 
@@ -148,25 +149,9 @@ async def _stop(process: anyio.abc.Process) -> None:
     # member lives the group is still the server's.
     kill_group(process.pid, signal.SIGTERM)
     with anyio.move_on_after(TERM_GRACE):
-        while _group_alive(process.pid):
+        while group_alive(process.pid):
             await anyio.sleep(0.01)
-    if _group_alive(process.pid):
+    if group_alive(process.pid):
         kill_group(process.pid, signal.SIGKILL)
     with anyio.move_on_after(TERM_GRACE):
         await process.aclose()  # closes the pipes and reaps the leader
-
-
-def kill_group(pgid: int, sig: int) -> None:
-    """Send ``sig`` to process group ``pgid``; a group already gone is fine."""
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -54,7 +54,7 @@ def test_bad_documents(stdout: bytes, state: str, message: str) -> None:
     [
         ("word-count.py", "word-count"),
         ("my tool.sh", "my_tool"),
-        (".hidden", "_hidden"),
+        (".hidden", "hidden"),
         ("x" * 80, "x" * 64),
     ],
 )

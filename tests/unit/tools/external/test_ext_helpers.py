@@ -9,7 +9,7 @@ import pytest
 
 from tools.external._markdown import render_markdown
 from tools.external._redact import Redactor, clip
-from tools.external.http_adapter import parse_retry_after
+from tools.resilience import parse_retry_after
 
 
 def test_redactor_masks_text_and_nested_data() -> None:

@@ -13,11 +13,12 @@ import mcp_types
 from mcp import MCPError
 from pydantic import ValidationError
 
+from tools._names import sanitize_tool_name as sanitize
 from tools.errors import InvalidArgumentsError, ToolError, ToolTimeoutError, UpstreamError
 from tools.external import AuthConfig, ToolConfig
 from tools.external.mcp import MCPAdapter, MCPConfigError, MCPServerParams, MCPTool, MCPToolset
 from tools.external.mcp._errors import translate
-from tools.external.mcp._names import check_prefix, local_names, sanitize
+from tools.external.mcp._names import check_prefix, local_names
 from tools.external.mcp._results import MAX_RESULT_CHARS, result_data
 
 pytestmark = pytest.mark.mcp

@@ -1,6 +1,6 @@
 """Null stripping: the runtime half of "a null the schema does not admit means the default".
 
-Implementation of :func:`tools._strict.strip_disallowed_nulls` (documented there). A schema
+Implementation of :func:`tools.schema._strict.strip_disallowed_nulls` (documented there). A schema
 is read as a disjunction of conjunctions of plain nodes (``$ref``, ``allOf``, ``anyOf`` and
 ``oneOf`` expanded, memoised and capped) and walked alongside the value.
 """
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from itertools import chain, islice
 from typing import Any
 
-from tools._strict_rules import MAX_NULL_DEPTH, RefResolver, admits_null, declared_types
+from tools.schema._rules import MAX_NULL_DEPTH, RefResolver, admits_null, declared_types
 
 #: ``dict`` first: most nodes are dicts and the ABC check is slow on the hot path.
 _MAP = (dict, Mapping)
@@ -26,7 +26,7 @@ MAX_CONJUNCTION = 64
 
 
 def strip_nulls(value: Any, schema: Any, defs: Mapping[str, Any] | None) -> Any:
-    """Implementation of :func:`tools._strict.strip_disallowed_nulls` (see there)."""
+    """Implementation of :func:`tools.schema._strict.strip_disallowed_nulls` (see there)."""
     if not _has_none(value, 0):
         return value
     stripper = _NullStripper(RefResolver(schema if isinstance(schema, _MAP) else None, defs))

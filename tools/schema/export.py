@@ -1,7 +1,7 @@
 """JSON-schema building and the wire formats: OpenAI (strict too), Anthropic, MCP.
 
 Request models and hand-written ``parameters`` are the source; every wire format comes
-from this module as fresh dicts. The strict transform itself lives in ``tools._strict``.
+from this module as fresh dicts. The strict transform itself lives in ``tools.schema._strict``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def strict_parameters(
     returned with ``False`` and a WARNING naming the tool and the fields is logged, or
     :class:`~tools.errors.UnsupportedSchemaError` is raised with ``on_unsupported="raise"``.
     """
-    from tools._strict import to_strict_schema
+    from tools.schema._strict import to_strict_schema
 
     conversion = to_strict_schema(schema)
     for warning in conversion.warnings:

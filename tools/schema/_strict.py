@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tools._strict_nulls import strip_nulls
-from tools._strict_rules import (
+from tools.schema._nulls import strip_nulls
+from tools.schema._rules import (
     ALLOWED_FORMATS,
     ARRAY_KEYWORDS,
     JSON_TYPES,

@@ -1,6 +1,6 @@
 """The rulebook of OpenAI strict mode: keyword tables, null admission, limits, node shapes.
 
-Pure helpers for :mod:`tools._strict`. Nothing here does I/O or keeps state between calls.
+Pure helpers for :mod:`tools.schema._strict`. Nothing here does I/O or keeps state between calls.
 The rules come from ``../shared/STRICT.md`` (OpenAI's Structured Outputs documentation and
 the ``openai`` SDK's strict transform).
 """
@@ -195,7 +195,7 @@ def admits_null(
     depth: int = 0,
     memo: dict[tuple[int, frozenset[str]], bool] | None = None,
 ) -> bool:
-    """Whether ``null`` may be valid under ``node`` (see :func:`tools._strict.schema_admits_null`).
+    """Whether ``null`` may be valid under ``node`` (see :func:`tools.schema._strict.schema_admits_null`).
 
     Unresolvable or cyclic references, malformed nodes and nodes nested past
     :data:`MAX_NULL_DEPTH` count as admitting null: the answer errs on the side of keeping
