@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.base import BaseTool, new_request_id, parse_arguments
-from tools.errors import BREAKER_FAILURE_TYPES, InvalidArgumentsError
+from tools.errors import InvalidArgumentsError
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
 from tools.result import ErrorInfo, ToolResult
@@ -143,7 +143,7 @@ class ToolEntry:
         error = result.error
         if error is None:
             self.breaker.record_success()
-        elif error.type in BREAKER_FAILURE_TYPES:
+        elif error.counts_as_failure:
             self.breaker.record_failure()
         else:
             self.breaker.release()

@@ -343,7 +343,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
         details = exc.details if exc.details_jsonable else to_jsonable(exc.details)
-        info = ErrorInfo._trusted(exc.error_type, exc.message, exc.retryable, details)
+        info = ErrorInfo._trusted(exc.error_type, exc.message, exc.retryable, details, exc.trips_breaker)
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
     def _unexpected(self, exc: BaseException, t0: int, started: float, request_id: str) -> ToolResult:

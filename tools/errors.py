@@ -18,7 +18,11 @@
         └── UnsupportedSchemaError a schema strict mode cannot express (``on_unsupported="raise"``)
 
 Everything under ``ToolError`` becomes an error :class:`~tools.result.ToolResult` whose
-``error.type`` is the class's ``error_type``. Any other exception escaping a tool becomes an
+``error.type`` is the class's ``error_type``. Whether the failure counts against the tool's
+circuit breaker is the exception's ``trips_breaker``: a failure caused by the input (a page
+that answers 404, a problem too hard to solve in time) must not take the tool down for
+everyone, so ``ToolError`` does not trip by default; ``UpstreamError`` and
+``ToolTimeoutError`` (the tool's backend failing) do. Any other exception escaping a tool becomes an
 ``execution_error`` with a redacted message; the traceback goes to the log.
 """
 
@@ -38,7 +42,8 @@ ErrorType = Literal[
     "cancelled",
 ]
 
-#: Error types that count as a failure of the tool for the circuit breaker.
+#: Error types that count as a failure of the tool for the circuit breaker when the error
+#: does not say otherwise (``ErrorInfo.trips_breaker``).
 BREAKER_FAILURE_TYPES: frozenset[str] = frozenset({"execution_error", "upstream_error", "timeout"})
 
 
@@ -53,10 +58,14 @@ class ToolError(TooldeckError):
         message: What went wrong and what a correct call looks like, written for the model.
         retryable: Whether calling again with the same arguments may succeed.
         details: Optional JSON-serialisable details for the model and the application.
+        trips_breaker: Whether this failure counts against the tool's circuit breaker
+            (default: the class's ``default_trips_breaker``; False for failures caused by
+            this call's input, True for the tool's own backend failing).
     """
 
     error_type: ClassVar[ErrorType] = "execution_error"
     default_retryable: ClassVar[bool] = False
+    default_trips_breaker: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -64,11 +73,13 @@ class ToolError(TooldeckError):
         *,
         retryable: bool | None = None,
         details: dict[str, Any] | None = None,
+        trips_breaker: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = self.default_retryable if retryable is None else retryable
         self.details = details
+        self.trips_breaker = self.default_trips_breaker if trips_breaker is None else trips_breaker
         #: Set by the framework when ``details`` is known to be JSON-compatible already.
         self.details_jsonable = details is None
 
@@ -96,6 +107,7 @@ class UpstreamError(ToolError):
 
     error_type: ClassVar[ErrorType] = "upstream_error"
     default_retryable = True
+    default_trips_breaker = True
 
 
 class ToolTimeoutError(ToolError):
@@ -103,6 +115,7 @@ class ToolTimeoutError(ToolError):
 
     error_type: ClassVar[ErrorType] = "timeout"
     default_retryable = True
+    default_trips_breaker = True
 
 
 class PermissionDeniedError(ToolError):

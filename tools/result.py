@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_jsonable_python
 
-from tools.errors import ErrorType
+from tools.errors import BREAKER_FAILURE_TYPES, ErrorType
 
 Status = Literal["success", "error"]
 
@@ -34,21 +34,39 @@ class ErrorInfo:
         message: What was wrong and how to call correctly.
         retryable: Whether the same call may succeed if tried again.
         details: Optional JSON-compatible details (field errors, choices, ...).
+        trips_breaker: Whether the failure counts against the tool's circuit breaker;
+            None: decided by ``type`` (``execution_error``, ``upstream_error`` and
+            ``timeout`` count). Not shown to the model.
     """
 
     type: ErrorType
     message: str
     retryable: bool = False
     details: dict[str, Any] | None = None
+    trips_breaker: bool | None = None
+
+    @property
+    def counts_as_failure(self) -> bool:
+        """Whether the circuit breaker counts this error as a failure of the tool."""
+        trips = self.trips_breaker
+        return self.type in BREAKER_FAILURE_TYPES if trips is None else trips
 
     @classmethod
-    def _trusted(cls, type: ErrorType, message: str, retryable: bool, details: dict[str, Any] | None) -> ErrorInfo:
+    def _trusted(
+        cls,
+        type: ErrorType,
+        message: str,
+        retryable: bool,
+        details: dict[str, Any] | None,
+        trips_breaker: bool | None = None,
+    ) -> ErrorInfo:
         """Build an error record without the frozen-dataclass ``__init__`` (the hot path)."""
         info = _new(cls)
         _set_type(info, type)
         _set_message(info, message)
         _set_retryable(info, retryable)
         _set_details(info, details)
+        _set_trips(info, trips_breaker)
         return info
 
 
@@ -141,7 +159,7 @@ class ToolResult:
 
 
 def _replace_details(error: ErrorInfo, details: Any) -> ErrorInfo:
-    return ErrorInfo(error.type, error.message, error.retryable, details)
+    return ErrorInfo(error.type, error.message, error.retryable, details, error.trips_breaker)
 
 
 # Slot setters of the frozen dataclass, for ``ToolResult._trusted`` (half the cost of
@@ -155,3 +173,4 @@ _set_type = ErrorInfo.__dict__["type"].__set__
 _set_message = ErrorInfo.__dict__["message"].__set__
 _set_retryable = ErrorInfo.__dict__["retryable"].__set__
 _set_details = ErrorInfo.__dict__["details"].__set__
+_set_trips = ErrorInfo.__dict__["trips_breaker"].__set__

@@ -71,7 +71,7 @@ def test_concurrent_calls_keep_breaker_and_metrics_exact() -> None:
         name = "fails"
 
         def execute_internal(self, request: Req) -> Any:
-            raise ToolError("no")
+            raise ToolError("no", trips_breaker=True)
 
     class Works(BaseTool[Req, Any]):
         name = "works"
@@ -112,7 +112,7 @@ def test_breaker_opens_exactly_once_under_contention() -> None:
             with self.lock:
                 self.calls += 1
             time.sleep(0.001)
-            raise ToolError("no")
+            raise ToolError("no", trips_breaker=True)
 
     registry = LocalToolRegistry(failure_threshold=5, reset_timeout=3600)
     tool = AlwaysFails()

@@ -54,7 +54,7 @@ class Scripted(BaseTool[Req, Any]):
 def test_breaker_opens_after_five_failures_and_half_opens_after_30s() -> None:
     clock = FakeClock()
     registry = LocalToolRegistry(clock=clock)
-    tool = Scripted([ToolError("down")] * 5)
+    tool = Scripted([ToolError("down", trips_breaker=True)] * 5)
     registry.register(tool)
     for _ in range(5):
         assert registry("scripted")["error_type"] == "execution_error"
@@ -92,12 +92,12 @@ def test_validation_errors_and_unknown_tools_do_not_count() -> None:
 
 def test_success_resets_consecutive_failures() -> None:
     registry = LocalToolRegistry(failure_threshold=3)
-    tool = Scripted([ToolError("a"), ToolError("b")])
+    tool = Scripted([ToolError("a", trips_breaker=True), ToolError("b", trips_breaker=True)])
     registry.register(tool)
     registry("scripted")
     registry("scripted")
     assert registry("scripted")["status"] == "success"
-    tool.failures = [ToolError("c"), ToolError("d")]
+    tool.failures = [ToolError("c", trips_breaker=True), ToolError("d", trips_breaker=True)]
     registry("scripted")
     registry("scripted")
     assert registry("scripted")["status"] == "success"
@@ -201,3 +201,21 @@ def test_breaker_rejects_bad_settings() -> None:
         CircuitBreaker(failure_threshold=0)
     with pytest.raises(ValueError, match="max_attempts"):
         RetryPolicy(max_attempts=0)
+
+
+def test_input_caused_tool_errors_never_open_the_breaker() -> None:
+    """A ToolError is about this call's input unless it says trips_breaker=True."""
+    registry = LocalToolRegistry(failure_threshold=2)
+    tool = Scripted([ToolError("no such page")] * 5)
+    registry.register(tool)
+    for _ in range(5):
+        assert registry("scripted")["error_type"] == "execution_error"
+    assert registry.breaker("scripted").state == "closed"  # type: ignore[union-attr]
+
+
+def test_upstream_errors_open_the_breaker_by_default() -> None:
+    registry = LocalToolRegistry(failure_threshold=2)
+    registry.register(Scripted([UpstreamError("backend down")] * 2))
+    registry("scripted")
+    registry("scripted")
+    assert registry("scripted")["error_type"] == "circuit_open"
