@@ -10,13 +10,16 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.base import BaseTool, new_request_id, parse_arguments
 from tools.errors import InvalidArgumentsError
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
 from tools.result import ErrorInfo, ToolResult
+
+if TYPE_CHECKING:
+    from tools.routing import ToolManual
 
 Arguments = str | bytes | Mapping[str, Any] | None
 
@@ -40,6 +43,7 @@ class ToolEntry:
     retry: RetryPolicy | None = None
     timeout: float | None = None
     preset: dict[str, Any] = field(default_factory=dict)
+    manual: ToolManual = None  # type: ignore[assignment]  # always set by the registry
 
     @property
     def name(self) -> str:

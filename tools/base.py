@@ -32,13 +32,14 @@ from tools.result import ErrorInfo, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
     from tools.resilience import RetryPolicy
+    from tools.routing import ToolManual
 
 logger = logging.getLogger(__name__)
 
 TRequest = TypeVar("TRequest")
 TResponse = TypeVar("TResponse")
 _T = TypeVar("_T")
-_CACHE_KEYS = ("_td_input_schema", "_td_accepted", "_td_stripper", "_td_validator", "_td_extra")
+_CACHE_KEYS = ("_td_input_schema", "_td_accepted", "_td_stripper", "_td_validator", "_td_extra", "_td_manual")
 
 # Cheap, unique-enough request ids: a per-process random prefix and a counter.
 _ID_PREFIX = os.urandom(3).hex()
@@ -87,7 +88,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     sequential: bool = False
     run_in_thread: bool = True
     expose_exceptions: bool = False
-    manual: Any = None
+    manual: ToolManual | None = None
 
     _fast_json: ClassVar[bool] = True
 
@@ -184,6 +185,16 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     def __call__(self, /, **kwargs: Any) -> dict[str, Any]:
         """``execute(**kwargs).to_dict()``: a tool is a plain callable returning a dict."""
         return self._execute(kwargs, None).to_dict()
+
+    def get_manual(self) -> ToolManual:
+        """The tool's routing manual: ``manual`` when set, else one derived from its name,
+        source and schema size (see :func:`tools.routing.derive_manual`)."""
+        from tools.routing import ToolManual, derive_manual
+
+        manual = self.manual
+        if isinstance(manual, ToolManual):
+            return manual.renamed(self.name)
+        return self._cached("_td_manual", lambda: derive_manual(self))
 
     @property
     def is_async(self) -> bool:

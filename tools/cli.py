@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "list":
         for name in registry:
-            tool = registry.tool(name)
+            tool = registry.get_tool(name)
             print(f"{name}\t{tool.description if tool else ''}")
         return 0
     if args.command == "call":

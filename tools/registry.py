@@ -8,13 +8,13 @@ import logging
 import marshal
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tools._names import check_tool_name
 from tools._runner import Arguments, CallContext, ToolEntry, _failure
 from tools.base import BaseTool, prepare_parameters
-from tools.errors import DuplicateToolError, ToolDefinitionError
+from tools.errors import DuplicateToolError, ErrorType, ToolDefinitionError
 from tools.function_tool import FunctionTool
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
@@ -26,6 +26,9 @@ from tools.schema import (
     openai_tool,
     without_properties,
 )
+
+if TYPE_CHECKING:
+    from tools.routing import ToolManual
 
 _UNSET: Any = object()
 _LONG_DESCRIPTION = 1024
@@ -100,6 +103,7 @@ class LocalToolRegistry:
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._export_cache: dict[tuple[Any, ...], bytes] = {}
+        self._version = 0
 
     # ----------------------------------------------------------------- registration
 
@@ -116,6 +120,7 @@ class LocalToolRegistry:
         timeout: float | None = _UNSET,
         retry: RetryPolicy | None = _UNSET,
         breaker: CircuitBreaker | None = None,
+        manual: ToolManual | None = None,
     ) -> BaseTool[Any, Any]:
         """Register a tool instance or a plain function; returns the registered tool.
 
@@ -134,6 +139,8 @@ class LocalToolRegistry:
                 registry's ``default_timeout``).
             retry: Retry policy for retryable errors (default: the tool's ``retry``).
             breaker: A circuit breaker (default: a fresh one with the registry's settings).
+            manual: Routing metadata for this registration (default: the tool's own
+                ``get_manual()``); renamed to the registered name for aliases.
 
         Raises:
             InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
@@ -173,6 +180,7 @@ class LocalToolRegistry:
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
+            manual=(manual or instance.get_manual()).renamed(key),
         )
         with self._lock:
             if key in self._entries and not replace:
@@ -181,16 +189,52 @@ class LocalToolRegistry:
                     "or register this one under another name=."
                 )
             self._entries[key] = entry
-            self._export_cache.clear()
+            self._changed()
         return instance
+
+    def tool(
+        self,
+        func: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        manual: ToolManual | None = None,
+        **options: Any,
+    ) -> Any:
+        """Register a function as a tool, as a decorator; the function is returned unchanged.
+
+        Use it bare (``@registry.tool``) or with options
+        (``@registry.tool(name="convert", description="...", manual=ToolManual(...))``);
+        other keyword options are those of :meth:`register` (``timeout``, ``retry``, ...).
+
+        Raises:
+            ToolDefinitionError: what :meth:`register` raises, at decoration time.
+        """
+
+        def decorate(target: Callable[..., Any]) -> Callable[..., Any]:
+            self.register(target, name=name, description=description, parameters=parameters, manual=manual, **options)
+            return target
+
+        return decorate if func is None else decorate(func)
 
     def unregister(self, name: str, /) -> bool:
         """Remove a registration; returns whether it existed."""
         with self._lock:
             removed = self._entries.pop(name, None) is not None
             if removed:
-                self._export_cache.clear()
+                self._changed()
             return removed
+
+    def _changed(self) -> None:
+        self._export_cache.clear()
+        self._version += 1
+
+    @property
+    def version(self) -> int:
+        """A counter that changes on every (un)registration (for caches keyed on the tool set)."""
+        return self._version
 
     # ----------------------------------------------------------------- lookup
 
@@ -199,10 +243,21 @@ class LocalToolRegistry:
         entry = self._entries.get(name)
         return None if entry is None else BoundTool(entry)
 
-    def tool(self, name: str, /) -> BaseTool[Any, Any] | None:
+    def get_tool(self, name: str, /) -> BaseTool[Any, Any] | None:
         """The registered tool instance, or None."""
         entry = self._entries.get(name)
         return None if entry is None else entry.tool
+
+    def get_manual(self, name: str, /) -> ToolManual | None:
+        """The manual of a registration, or None."""
+        entry = self._entries.get(name)
+        return None if entry is None else entry.manual
+
+    def manuals(self) -> list[ToolManual]:
+        """The manual of every registration, in registration order."""
+        return [entry.manual for entry in list(self._entries.values())]
+
+    # for_agent(agent_type, router=None) -> ToolView: see tools/routing (section 8).
 
     def breaker(self, name: str, /) -> CircuitBreaker | None:
         """The circuit breaker of a registration, or None."""
@@ -251,6 +306,19 @@ class LocalToolRegistry:
         entry = self._entries.get(name)
         return self._unknown(name) if entry is None else await entry.acall(arguments)
 
+    def refuse(
+        self, name: str, /, error_type: ErrorType, message: str, *, details: dict[str, Any] | None = None
+    ) -> ToolResult:
+        """The error envelope of a call refused before it ran (routing, approvals).
+
+        It carries the tool's metadata, is recorded by the metrics sink like any call, and
+        does not count against the tool's circuit breaker.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            return self._unknown(name)
+        return entry._finish(_failure(entry.tool, ErrorInfo(error_type, message, False, details, False)))
+
     def _unknown(self, name: str) -> ToolResult:
         names = list(self._entries)
         close = _suggestions(str(name), names)
@@ -269,34 +337,51 @@ class LocalToolRegistry:
 
     # ----------------------------------------------------------------- export
 
-    def to_openai_tools(self, *, strict: bool = False, on_unsupported: OnUnsupported = "warn") -> list[dict[str, Any]]:
+    def to_openai_tools(
+        self,
+        *,
+        strict: bool = False,
+        on_unsupported: OnUnsupported = "warn",
+        names: Collection[str] | None = None,
+    ) -> list[dict[str, Any]]:
         """Chat Completions tool definitions for every registered tool (fresh dicts).
 
         With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
         schema strict mode cannot express is exported with ``strict: false`` and a logged
         WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
+        ``names`` limits the export to those registrations (in registration order).
         """
         return self._export(
             ("openai", strict, on_unsupported),
             lambda e, p: openai_tool(e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported),
+            names,
         )
 
-    def to_anthropic_tools(self) -> list[dict[str, Any]]:
-        """Anthropic Messages API tool definitions (fresh dicts)."""
-        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p))
+    def to_anthropic_tools(self, *, names: Collection[str] | None = None) -> list[dict[str, Any]]:
+        """Anthropic Messages API tool definitions (fresh dicts); ``names`` limits them."""
+        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p), names)
 
-    def to_mcp_tools(self) -> list[dict[str, Any]]:
+    def to_mcp_tools(self, *, names: Collection[str] | None = None) -> list[dict[str, Any]]:
         """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
-        return self._export(("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()))
+        return self._export(
+            ("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()), names
+        )
 
     def _export(
-        self, key: tuple[Any, ...], build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]]
+        self,
+        key: tuple[Any, ...],
+        build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]],
+        names: Collection[str] | None = None,
     ) -> list[dict[str, Any]]:
+        if names is not None:
+            key = (*key, frozenset(names))
         cached = self._export_cache.get(key)
         if cached is None:
             with self._lock:
                 out = []
                 for entry in self._entries.values():
+                    if names is not None and entry.name not in names:
+                        continue
                     schema = entry.tool._input_schema()
                     if entry.preset:
                         schema = without_properties(schema, set(entry.preset))

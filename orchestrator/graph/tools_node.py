@@ -37,7 +37,7 @@ class ToolRunner(Protocol):
         """Async twin of `call_tool_raw`."""
         ...
 
-    def tool(self, name: str, /) -> Any:
+    def get_tool(self, name: str, /) -> Any:
         """The registered tool object, or None."""
         ...
 
@@ -146,7 +146,7 @@ class ToolsNode:
             return self._update(calls, [self._run_inline(calls[0])])
         outcomes: list[tuple[ToolResult, float]] = []
         for group in self._groups(calls):
-            tool = self._registry.tool(group[0].name) if group[0].name else None
+            tool = self._registry.get_tool(group[0].name) if group[0].name else None
             if len(group) == 1 and tool is not None and not getattr(tool, "run_in_thread", True):
                 outcomes.append(self._run_inline(group[0]))  # thread-affine: caller's thread
                 continue
@@ -222,7 +222,7 @@ class ToolsNode:
         return groups
 
     def _is_alone(self, name: str) -> bool:
-        tool = self._registry.tool(name) if name else None
+        tool = self._registry.get_tool(name) if name else None
         return tool is not None and (
             bool(getattr(tool, "sequential", False)) or not getattr(tool, "run_in_thread", True)
         )
@@ -269,7 +269,7 @@ class ToolsNode:
             return self._timed_out(call)
 
     async def _execute(self, call: PendingCall) -> ToolResult:
-        tool = self._registry.tool(call.name) if call.name else None
+        tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
             return await self._registry.acall_tool_raw(call.name, call.arguments)
         loop = asyncio.get_running_loop()

@@ -227,7 +227,7 @@ class ToolExecutorService:
                 registry.unregister(name)
                 mine.discard(name)
             for name, tool in tools.items():
-                if registry.tool(name) is tool:
+                if registry.get_tool(name) is tool:
                     continue
                 if name in registry and name not in mine:
                     logger.warning("binary tool %r clashes with a registered tool; skipped", name)

@@ -280,7 +280,7 @@ def test_bound_registry_follows_the_directory(bin_dir: Path, make_script: Any, w
     with _service(bin_dir, poll_interval=0.05) as service:
         service.bind_registry(registry)
         assert sorted(registry.names()) == ["behave", "echo", "plain"]
-        assert registry.tool("plain") is not service.tool("plain")
+        assert registry.get_tool("plain") is not service.tool("plain")
         make_script("fresh.py", ECHO.replace('"name": "echo"', '"name": "fresh"'), bin_dir)
         assert wait_for(lambda: "fresh" in registry, 5)
         assert registry("fresh", text="a")["data"] == {"echo": "a"}

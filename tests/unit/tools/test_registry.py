@@ -54,8 +54,8 @@ def registry() -> LocalToolRegistry:
 def test_container_protocol(registry: LocalToolRegistry) -> None:
     assert "add" in registry and "sub" not in registry
     assert len(registry) == 1 and list(registry) == ["add"] == registry.names()
-    assert registry.get("sub") is None and registry.tool("sub") is None
-    assert isinstance(registry.tool("add"), AddTool)
+    assert registry.get("sub") is None and registry.get_tool("sub") is None
+    assert isinstance(registry.get_tool("add"), AddTool)
 
 
 def test_every_call_path_gives_the_same_envelope_and_is_metered(
@@ -109,7 +109,7 @@ def test_bad_registrations(registry: LocalToolRegistry) -> None:
 
 
 def test_alias_under_old_name_shares_collaborators(registry: LocalToolRegistry) -> None:
-    tool = registry.tool("add")
+    tool = registry.get_tool("add")
     registry.register(tool, name="legacy_add", description="Old name for add.")  # type: ignore[arg-type]
     assert registry("legacy_add", a=2, b=3)["data"] == 5
     assert registry("legacy_add", a=2, b=3)["_metadata"]["tool_name"] == "legacy_add"
@@ -120,7 +120,7 @@ def test_alias_under_old_name_shares_collaborators(registry: LocalToolRegistry) 
 
 
 def test_preset_arguments_are_hidden_and_applied(registry: LocalToolRegistry) -> None:
-    registry.register(registry.tool("add"), name="increment", preset={"b": 1})  # type: ignore[arg-type]
+    registry.register(registry.get_tool("add"), name="increment", preset={"b": 1})  # type: ignore[arg-type]
     assert registry("increment", a=41)["data"] == 42
     schema = registry.to_openai_tools()[1]["function"]["parameters"]
     assert list(schema["properties"]) == ["a"]
@@ -132,7 +132,7 @@ def test_parameters_override(registry: LocalToolRegistry) -> None:
         "properties": {"a": {"type": "integer", "description": "The number."}},
         "required": ["a"],
     }
-    registry.register(registry.tool("add"), name="add_custom", parameters=params)  # type: ignore[arg-type]
+    registry.register(registry.get_tool("add"), name="add_custom", parameters=params)  # type: ignore[arg-type]
     exported = registry.to_anthropic_tools()[1]
     assert exported == {
         "name": "add_custom",

@@ -133,7 +133,7 @@ def test_retry_gives_up_and_skips_non_retryable() -> None:
     plain = Scripted([ToolError("not retryable")])
     registry.register(plain, name="plain", retry=RetryPolicy(max_attempts=3))
     assert registry("plain")["_metadata"]["attempts"] == 1
-    assert registry.tool("plain").calls == 1  # type: ignore[union-attr]  # an alias is a shallow copy
+    assert registry.get_tool("plain").calls == 1  # type: ignore[union-attr]  # an alias is a shallow copy
 
 
 async def test_async_retry_uses_async_sleep() -> None:

@@ -118,7 +118,7 @@ class _OutputSchemas:
     """Whether each tool declares an object output schema, cached per tool instance."""
 
     def __init__(self, registry: ServableRegistry) -> None:
-        self._lookup = getattr(registry, "tool", None)
+        self._lookup = getattr(registry, "get_tool", None)
         self._known: dict[str, tuple[Any, bool]] = {}
 
     def has_object_schema(self, name: str) -> bool:
