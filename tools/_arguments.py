@@ -7,8 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ValidationError
-from pydantic.config import ExtraValues
+from pydantic import BaseModel
 
 from tools.errors import InvalidArgumentsError
 
@@ -157,40 +156,28 @@ def validate_with_model(
     *,
     schema: Mapping[str, Any],
     tool_name: str,
-    extra: ExtraValues | None,
     headline: str | None = None,
     accepted: AcceptedArguments | None = None,
     strip: Callable[[Any], Any] | None = None,
 ) -> Any:
-    """Validate ``arguments`` into ``model``; a null for a non-nullable field means "default".
+    """Validate ``arguments`` into ``model`` as every call path does (see ``RequestValidator``).
 
-    Nulls the schema does not admit are dropped so that ``{"limit": null}`` behaves like
-    leaving ``limit`` out: before validation when a top-level value is null (what strict-mode
-    models send for every argument they leave out), else only after a failed validation
-    (nested nulls), keeping the common path to one validation.
-
-    Args:
-        strip: The tool's cached null stripper for ``schema`` (built here when None).
+    Tools validate through a validator bound once; this builds one per call, for code that
+    validates a model only now and then.
 
     Raises:
         InvalidArgumentsError: field-level errors written for the model.
     """
-    if strip is None:
-        strip = _stripper_for(schema)
-    if any(value is None for value in arguments.values()):
-        arguments = strip(arguments)
-    try:
-        return model.model_validate(arguments, extra=extra)
-    except ValidationError as exc:
-        error = exc
-    stripped = strip(arguments)
-    if stripped is not arguments:
-        try:
-            return model.model_validate(stripped, extra=extra)
-        except ValidationError as exc:
-            error = exc
-    records = from_pydantic_errors(error.errors(include_url=False, include_context=False))
-    raise invalid_arguments(tool_name, records, accepted or schema, headline=headline)
+    from tools._validation import RequestValidator
+
+    validator = RequestValidator(
+        model,
+        tool_name=tool_name,
+        accepted=accepted or describe_arguments(schema),
+        strip=strip or _stripper_for(schema),
+        headline=headline,
+    )
+    return validator.from_mapping(arguments)
 
 
 def validate_with_schema(
@@ -238,3 +225,46 @@ def _jsonschema_record(err: Any) -> dict[str, Any]:
     if err.validator == "additionalProperties":
         return field_error(path, f"unknown argument(s): {err.message}", sent=False)
     return field_error(path, err.message, err.instance)
+
+
+def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:
+    """Decode the arguments of a tool call as a model sends them.
+
+    Accepts JSON text, bytes, an already-decoded mapping, or None/empty for "no arguments".
+
+    Raises:
+        InvalidArgumentsError: the text is not JSON, or not a JSON object.
+    """
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, (str, bytes)):
+        if not arguments.strip():
+            return {}
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidArgumentsError(
+                f"The arguments for tool '{tool_name}' are not valid JSON ({_json_problem(exc)}). "
+                'Send one JSON object, e.g. {"argument": "value"}.'
+            ) from None
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        raise invalid_arguments(
+            tool_name,
+            [field_error((), "arguments must be a JSON object", value)],
+            None,
+            headline=f"The arguments for tool '{tool_name}' must be a JSON object, not {type(value).__name__}:",
+        )
+    raise InvalidArgumentsError(
+        f"The arguments for tool '{tool_name}' must be a JSON object, not {type(arguments).__name__}."
+    )
+
+
+def _json_problem(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)

@@ -1,18 +1,21 @@
-"""One registered tool with its call policy: breaker, retry, timeout and metrics.
+"""One registered tool with its call policy: presets, breaker, retry, timeout and metrics.
 
 Every registry call path goes through :class:`ToolEntry`, so ``get(name)(...)``,
-``registry(name, ...)``, ``call_tool`` and ``acall_tool`` behave the same.
+``registry(name, ...)``, ``call_tool``, ``call_tool_raw`` and the async twins behave the
+same: same validation, same breaker, same retries, same metrics, same logging.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tools.base import BaseTool, new_request_id, parse_arguments
+from tools._arguments import AcceptedArguments, describe_arguments, field_error, invalid_arguments, parse_arguments
+from tools._executor import ToolExecutor
+from tools.base import Arguments, BaseTool, new_request_id
 from tools.errors import InvalidArgumentsError
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
@@ -21,16 +24,18 @@ from tools.result import ErrorInfo, ToolResult
 if TYPE_CHECKING:
     from tools.routing import ToolManual
 
-Arguments = str | bytes | Mapping[str, Any] | None
+logger = logging.getLogger("tools.registry")
 
 
 @dataclass(frozen=True)
 class CallContext:
-    """What every entry of one registry shares: time, sleeping and the metrics sink."""
+    """What every entry of one registry shares: time, sleeping, workers and the metrics sink."""
 
+    executor: ToolExecutor
     metrics: MetricsSink | None = None
     sleep: Callable[[float], None] = time.sleep
     async_sleep: Callable[[float], Awaitable[None]] | None = None
+    new_breaker: Callable[[], CircuitBreaker] = CircuitBreaker
 
 
 @dataclass
@@ -44,91 +49,117 @@ class ToolEntry:
     timeout: float | None = None
     preset: dict[str, Any] = field(default_factory=dict)
     manual: ToolManual = None  # type: ignore[assignment]  # always set by the registry
+    #: One breaker per action for multi-action tools: one failing action rests alone.
+    action_breakers: dict[str, CircuitBreaker] | None = None
+
+    def __post_init__(self) -> None:
+        from tools.composite import CompositeTool
+
+        if isinstance(self.tool, CompositeTool) and self.action_breakers is None:
+            self.action_breakers = {action: self.context.new_breaker() for action in self.tool.actions}
+        self._simple = not self.preset and self.action_breakers is None
+        self._preset_accepted: AcceptedArguments | None = None
 
     @property
     def name(self) -> str:
         """The name the entry is registered under."""
         return self.tool.name
 
+    def breaker_for(self, action: str | None = None) -> CircuitBreaker:
+        """The breaker of one action (multi-action tools), else the tool's breaker."""
+        breakers = self.action_breakers
+        if breakers is not None and action is not None and action in breakers:
+            return breakers[action]
+        return self.breaker
+
     # ----------------------------------------------------------------- sync
 
     def call(self, arguments: Arguments) -> ToolResult:
         """Run one call with breaker, retry, timeout and metrics; never raises."""
         breaker = self.breaker
+        if not self._simple:
+            prepared = self._prepare(arguments)
+            if isinstance(prepared, ToolResult):
+                return self._finish(prepared)
+            arguments, breaker = prepared
         if breaker._state != "closed":  # the cheap check first: closed is the common case
-            blocked = self._blocked()
+            blocked = self._blocked(breaker)
             if blocked is not None:
                 return self._finish(blocked)
-        if self.preset or self.timeout is not None:
-            attempt = self._attempt_fn(arguments)
-            result = attempt()
-        elif isinstance(arguments, (str, bytes)):
-            result = self.tool.execute_raw(arguments)
-        else:
-            result = self.tool._execute(dict(arguments) if arguments else {}, None)
+        tool, timeout, executor = self.tool, self.timeout, self.context.executor
+        result = tool._run(arguments, timeout=timeout, executor=executor)
         error = result.error
         if error is None:
             if breaker._failures:
                 breaker.record_success()
-            if self.context.metrics is None:
-                return result
-            return self._finish(result)
+            return result if self.context.metrics is None else self._finish(result)
         if self.retry is not None and error.retryable:
             started = time.perf_counter_ns()
-            retry_attempt = self._attempt_fn(arguments)
-            result, attempts = self.retry.run(result, retry_attempt, sleep=self.context.sleep)
+            result, attempts = self.retry.run(
+                result, lambda: tool._run(arguments, timeout=timeout, executor=executor), sleep=self.context.sleep
+            )
             result = _retried(result, attempts, started)
-        return self._finish(self._judge(result))
-
-    def _attempt_fn(self, arguments: Arguments) -> Callable[[], ToolResult]:
-        tool = self.tool
-        if self.preset:
-            merged = self._with_preset(arguments)
-            if isinstance(merged, ToolResult):
-                return lambda: merged
-            arguments = merged
-        if self.timeout is None:
-            if isinstance(arguments, Mapping):
-                kwargs = dict(arguments)
-                return lambda: tool._execute(kwargs, None)
-            return lambda: tool.execute_raw(arguments)
-        timeout = self.timeout
-        return lambda: _run_with_timeout(lambda: tool.execute_raw(arguments), timeout, tool)
+        return self._finish(_judge(breaker, result))
 
     # ----------------------------------------------------------------- async
 
     async def acall(self, arguments: Arguments) -> ToolResult:
-        """Async twin of :meth:`call`; sync tools run in worker threads."""
-        blocked = self._blocked()
-        if blocked is not None:
-            return self._finish(blocked)
-        if self.preset:
-            merged = self._with_preset(arguments)
-            if isinstance(merged, ToolResult):
-                return self._finish(merged)
-            arguments = merged
-        tool, timeout = self.tool, self.timeout
-        import asyncio
-
-        async def attempt() -> ToolResult:
-            if timeout is None:
-                return await tool.aexecute_raw(arguments)
-            try:
-                return await asyncio.wait_for(tool.aexecute_raw(arguments), timeout)
-            except asyncio.TimeoutError:
-                return _timeout_result(tool, timeout)
-
-        result = await attempt()
-        if self.retry is not None and result.error is not None and result.error.retryable:
+        """Async twin of :meth:`call`; sync tools run in the registry's worker threads."""
+        breaker = self.breaker
+        if not self._simple:
+            prepared = self._prepare(arguments)
+            if isinstance(prepared, ToolResult):
+                return self._finish(prepared)
+            arguments, breaker = prepared
+        if breaker._state != "closed":
+            blocked = self._blocked(breaker)
+            if blocked is not None:
+                return self._finish(blocked)
+        tool, timeout, executor = self.tool, self.timeout, self.context.executor
+        result = await tool._arun(arguments, timeout=timeout, executor=executor)
+        error = result.error
+        if error is None:
+            if breaker._failures:
+                breaker.record_success()
+            return result if self.context.metrics is None else self._finish(result)
+        if self.retry is not None and error.retryable:
             started = time.perf_counter_ns()
-            result, attempts = await self.retry.arun(result, attempt, sleep=self.context.async_sleep)
+            result, attempts = await self.retry.arun(
+                result,
+                lambda: tool._arun(arguments, timeout=timeout, executor=executor),
+                sleep=self.context.async_sleep,
+            )
             result = _retried(result, attempts, started)
-        return self._finish(self._judge(result))
+        return self._finish(_judge(breaker, result))
 
     # ----------------------------------------------------------------- shared
 
-    def _blocked(self) -> ToolResult | None:
-        wait = self.breaker.before_call()
+    def _prepare(self, arguments: Arguments) -> tuple[dict[str, Any], CircuitBreaker] | ToolResult:
+        """Decode the arguments, enforce the preset boundary and pick the action's breaker."""
+        try:
+            kwargs = parse_arguments(arguments, self.tool.name)
+        except InvalidArgumentsError as exc:
+            return _failure(self.tool, ErrorInfo(exc.error_type, exc.message, False, exc.details))
+        if self.preset:
+            sent = [key for key in kwargs if key in self.preset]
+            if sent:
+                return self._preset_sent(sent)
+            kwargs = {**kwargs, **self.preset}
+        action = kwargs.get("action")
+        return kwargs, self.breaker_for(action if isinstance(action, str) else None)
+
+    def _preset_sent(self, keys: list[str]) -> ToolResult:
+        """A model sent an argument this registration fixes: not in its schema, refused."""
+        if self._preset_accepted is None:
+            from tools.schema import without_properties
+
+            self._preset_accepted = describe_arguments(without_properties(self.tool._input_schema(), set(self.preset)))
+        records = [field_error((key,), "unknown argument, not accepted by this tool", sent=False) for key in keys]
+        error = invalid_arguments(self.tool.name, records, self._preset_accepted)
+        return _failure(self.tool, ErrorInfo("validation_error", error.message, False, error.details, False))
+
+    def _blocked(self, breaker: CircuitBreaker) -> ToolResult | None:
+        wait = breaker.before_call()
         if wait is None:
             return None
         return _failure(
@@ -140,36 +171,38 @@ class ToolEntry:
                 "continue without it.",
                 True,
                 {"retry_after_s": round(max(wait, 0.0), 3)},
+                False,
             ),
         )
 
-    def _judge(self, result: ToolResult) -> ToolResult:
-        error = result.error
-        if error is None:
-            self.breaker.record_success()
-        elif error.counts_as_failure:
-            self.breaker.record_failure()
-        else:
-            self.breaker.release()
-        return result
-
     def _finish(self, result: ToolResult) -> ToolResult:
+        error = result.error
+        if error is not None:
+            metadata = result.metadata
+            logger.warning(
+                "tool call failed: tool=%r request_id=%s error_type=%s",
+                self.tool.name,
+                metadata.get("request_id"),
+                error.type,
+            )
         metrics = self.context.metrics
         if metrics is not None:
             try:
                 metrics.record(result)
             except Exception:
-                import logging
-
-                logging.getLogger(__name__).exception("metrics sink failed for %r", self.tool.name)
+                logger.exception("metrics sink failed for %r", self.tool.name)
         return result
 
-    def _with_preset(self, arguments: Arguments) -> dict[str, Any] | ToolResult:
-        try:
-            kwargs = parse_arguments(arguments, self.tool.name)
-        except InvalidArgumentsError as exc:
-            return _failure(self.tool, ErrorInfo(exc.error_type, exc.message, False, exc.details))
-        return {**self.preset, **kwargs}
+
+def _judge(breaker: CircuitBreaker, result: ToolResult) -> ToolResult:
+    error = result.error
+    if error is None:
+        breaker.record_success()
+    elif error.counts_as_failure:
+        breaker.record_failure()
+    else:
+        breaker.release()
+    return result
 
 
 def _retried(result: ToolResult, attempts: int, started_ns: int) -> ToolResult:
@@ -182,34 +215,3 @@ def _failure(tool: BaseTool[Any, Any], info: ErrorInfo) -> ToolResult:
     return ToolResult._trusted(
         "error", None, info, tool._metadata(time.perf_counter_ns(), time.time(), new_request_id())
     )
-
-
-def _timeout_result(tool: BaseTool[Any, Any], timeout: float) -> ToolResult:
-    return _failure(
-        tool,
-        ErrorInfo(
-            "timeout",
-            f"The tool '{tool.name}' did not finish within {timeout:g} s and was abandoned. "
-            "Try a smaller request, or try again later.",
-            True,
-            {"timeout_s": timeout},
-        ),
-    )
-
-
-def _run_with_timeout(fn: Callable[[], ToolResult], timeout: float, tool: BaseTool[Any, Any]) -> ToolResult:
-    """Run ``fn`` in a daemon thread and stop waiting after ``timeout`` seconds.
-
-    A Python thread cannot be killed: an abandoned call keeps running in the background,
-    so tools that may hang should also bound their own I/O. A fresh thread per call keeps
-    one hung call from starving the others.
-    """
-    box: list[ToolResult] = []
-    thread = threading.Thread(target=lambda: box.append(fn()), name=f"tooldeck-{tool.name}", daemon=True)
-    started = time.perf_counter_ns()
-    thread.start()
-    thread.join(timeout)
-    if box:
-        return box[0]
-    result = _timeout_result(tool, timeout)
-    return result._with_trusted_metadata(duration_ms=(time.perf_counter_ns() - started) / 1e6)

@@ -3,34 +3,35 @@
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import itertools
-import json
 import logging
 import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from tools._aio import run_coroutine_sync
+from tools._aio import DeadlineExceeded, bounded, run_coroutine_sync, tool_loop
 from tools._arguments import (
     AcceptedArguments,
     describe_arguments,
-    field_error,
     from_pydantic_errors,
     invalid_arguments,
-    validate_with_model,
+    parse_arguments,
     validate_with_schema,
 )
 from tools._names import check_tool_name
-from tools.errors import InvalidArgumentsError, ToolDefinitionError, ToolError
+from tools._validation import RequestValidator
+from tools.errors import ToolDefinitionError, ToolError, ToolTimeoutError
 from tools.result import ErrorInfo, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
+    from tools._executor import ToolExecutor
     from tools.resilience import RetryPolicy
     from tools.routing import ToolManual
 
@@ -39,7 +40,16 @@ logger = logging.getLogger(__name__)
 TRequest = TypeVar("TRequest")
 TResponse = TypeVar("TResponse")
 _T = TypeVar("_T")
-_CACHE_KEYS = ("_td_input_schema", "_td_accepted", "_td_stripper", "_td_validator", "_td_extra", "_td_manual")
+_CACHE_KEYS = (
+    "_td_input_schema",
+    "_td_accepted",
+    "_td_stripper",
+    "_td_validator",
+    "_td_request_validator",
+    "_td_manual",
+    "_td_is_async",
+)
+Arguments = str | bytes | Mapping[str, Any] | None
 
 # Cheap, unique-enough request ids: a per-process random prefix and a counter.
 _ID_PREFIX = os.urandom(3).hex()
@@ -72,7 +82,12 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         retry: A :class:`~tools.resilience.RetryPolicy` for retryable errors (None: no retry).
         sequential: Run alone rather than beside other calls in the graph.
         run_in_thread: Run a sync tool in a worker thread when called from async code;
-            set False for thread-affine tools.
+            set False for thread-affine tools (they then run on the event loop).
+        run_on_shared_loop: Run an async tool on the process's long-lived tool loop
+            whoever calls it, so loop-bound clients keep working between sync and async
+            callers (default). Set False for a tool that uses the *caller's* loop
+            resources (e.g. a pool created by your async app): async callers then run it
+            on their own loop; sync callers still use the tool loop.
         expose_exceptions: Show unexpected exception text to the model (debugging only).
         manual: Routing metadata (a ``ToolManual``), optional.
     """
@@ -87,10 +102,12 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     retry: RetryPolicy | None = None
     sequential: bool = False
     run_in_thread: bool = True
+    run_on_shared_loop: bool = True
     expose_exceptions: bool = False
     manual: ToolManual | None = None
 
-    _fast_json: ClassVar[bool] = True
+    _default_validation: ClassVar[bool] = True
+    _custom_format: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -106,31 +123,25 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             check_tool_name(cls.__dict__["name"], owner=f"class {cls.__qualname__}")
         if cls.__dict__.get("parameters") is not None:
             cls.parameters = prepare_parameters(cls.__dict__["parameters"], owner=f"class {cls.__qualname__}")
-        # The JSON fast path is only valid when validation is the default one.
-        cls._fast_json = cls.validate_input is BaseTool.validate_input
+        # The bound-validator path is only valid when validation is the default one, and a
+        # default format_output already returns JSON-compatible data.
+        cls._default_validation = cls.validate_input is BaseTool.validate_input
+        cls._custom_format = cls.format_output is not BaseTool.format_output
 
     # ----------------------------------------------------------------- lifecycle
 
     def validate_input(self, /, **kwargs: Any) -> TRequest:
         """Turn the model's arguments into the request ``execute_internal`` receives.
 
-        Default: validation against ``RequestModel`` (closed: unknown arguments are an
-        error unless the model says ``extra="allow"``), else against ``parameters``.
+        Default: validation against ``RequestModel`` in pydantic's JSON mode (closed:
+        unknown arguments are an error unless the model says ``extra="allow"``), else
+        against ``parameters``.
 
         Raises:
             InvalidArgumentsError: with field-level messages for the model.
         """
-        model = self.RequestModel
-        if model is not None:
-            return validate_with_model(  # type: ignore[no-any-return]
-                model,
-                kwargs,
-                schema=self._input_schema(),
-                accepted=self._accepted(),
-                strip=self._stripper(),
-                tool_name=self.name,
-                extra=_extra_mode(model),
-            )
+        if self.RequestModel is not None:
+            return self._request_validator().from_mapping(kwargs)  # type: ignore[no-any-return]
         if self.parameters is None:
             return kwargs  # type: ignore[return-value]
         return validate_with_schema(  # type: ignore[return-value]
@@ -147,7 +158,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         """
 
     def format_output(self, response: TResponse) -> Any:
-        """Turn the response into the ``data`` the model sees (default: JSON-mode dump)."""
+        """Turn the response into the ``data`` the model sees (default: JSON-mode dump).
+
+        An override may return anything pydantic can serialise (datetimes, decimals, sets,
+        models...): the envelope converts it to JSON-compatible data.
+        """
         if type(response) in _JSON_SCALARS:
             return response
         if isinstance(response, BaseModel):
@@ -158,33 +173,27 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     def execute(self, /, **kwargs: Any) -> ToolResult:
         """Run the whole lifecycle synchronously; never raises for bad input or tool failures."""
-        return self._execute(kwargs, None)
+        return self._run(kwargs)
 
-    def execute_raw(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
+    def execute_raw(self, arguments: Arguments) -> ToolResult:
         """Like :meth:`execute`, with the arguments as an LLM sends them (JSON text or a dict).
 
         Empty or ``None`` means no arguments; text that is not a JSON object is a
         ``validation_error`` telling the model to send one.
         """
-        if isinstance(arguments, (str, bytes)) and self._fast_json and self.RequestModel is not None:
-            return self._execute(None, arguments)
-        return self._execute_parsed(arguments)
+        return self._run(arguments)
 
     async def aexecute(self, /, **kwargs: Any) -> ToolResult:
         """Async twin of :meth:`execute`: sync tools run in a worker thread (unless opted out)."""
-        return await self._aexecute(kwargs)
+        return await self._arun(kwargs)
 
-    async def aexecute_raw(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
+    async def aexecute_raw(self, arguments: Arguments) -> ToolResult:
         """Async twin of :meth:`execute_raw`."""
-        try:
-            kwargs = parse_arguments(arguments, self.name)
-        except InvalidArgumentsError as exc:
-            return self._error_result(exc, time.perf_counter_ns(), time.time(), new_request_id())
-        return await self._aexecute(kwargs)
+        return await self._arun(arguments)
 
     def __call__(self, /, **kwargs: Any) -> dict[str, Any]:
         """``execute(**kwargs).to_dict()``: a tool is a plain callable returning a dict."""
-        return self._execute(kwargs, None).to_dict()
+        return self._run(kwargs).to_dict()
 
     def get_manual(self) -> ToolManual:
         """The tool's routing manual: ``manual`` when set, else one derived from its name,
@@ -216,7 +225,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return model_schema(self.ResponseModel, closed=False, mode="serialization")
 
     def _cached(self, key: str, build: Callable[[], _T]) -> _T:
-        """A per-instance memo of derived schema state (dropped by :meth:`reset_schema_cache`)."""
+        """A per-instance memo of derived state (dropped by :meth:`reset_schema_cache`)."""
         value = self.__dict__.get(key)
         if value is None:
             value = self.__dict__[key] = build()
@@ -231,7 +240,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return self._cached("_td_accepted", lambda: describe_arguments(self._input_schema()))
 
     def _stripper(self) -> Callable[[Any], Any]:
-        from tools.schema._nulls import NullStripper
+        from tools.schema import NullStripper
 
         return self._cached("_td_stripper", lambda: NullStripper(self._input_schema()))
 
@@ -244,6 +253,18 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
         return self._cached("_td_validator", build)
 
+    def _request_validator(self) -> RequestValidator:
+        def build() -> RequestValidator:
+            model = self.RequestModel
+            if model is None:
+                raise ToolDefinitionError(f"tool {self.name!r} has no RequestModel to validate with.")
+            return RequestValidator(model, tool_name=self.name, accepted=self._accepted(), strip=self._stripper())
+
+        return self._cached("_td_request_validator", build)
+
+    def _async_work(self) -> bool:
+        return self._cached("_td_is_async", lambda: self.is_async)
+
     def reset_schema_cache(self) -> None:
         """Forget cached schemas and validators after changing ``parameters`` or models."""
         for key in _CACHE_KEYS:
@@ -251,90 +272,89 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
 
     # ----------------------------------------------------------------- internals
 
-    def _execute_parsed(self, arguments: str | bytes | Mapping[str, Any] | None) -> ToolResult:
-        try:
-            kwargs = parse_arguments(arguments, self.name)
-        except InvalidArgumentsError as exc:
-            return self._error_result(exc, time.perf_counter_ns(), time.time(), new_request_id())
-        return self._execute(kwargs, None)
-
-    def _execute(self, kwargs: dict[str, Any] | None, raw: str | bytes | None) -> ToolResult:
-        t0 = time.perf_counter_ns()
-        started = time.time()
-        request_id = new_request_id()
-        try:
-            if raw is not None:
-                # Nulls (strict-mode models send them for every omitted argument) need the
-                # general path, which drops them before validating.
-                request = None if _mentions_null(raw) else self._validate_json(raw)
-                if request is None:  # not the happy path: take the general one
-                    return self._execute_parsed(raw)
-                if type(request) is InvalidArgumentsError:  # returned, not raised: cheaper
-                    return self._error_result(request, t0, started, request_id)
-            else:
-                request = self._validate(kwargs or {})
-            response: Any = self.execute_internal(request)
-            if _is_awaitable(response):
-                response = run_coroutine_sync(_awaited(response))
-            if isinstance(response, ToolResult):
-                return self._adopt(response, t0, started, request_id)
-            data = self.format_output(response)
-        except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
-        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
-            return self._unexpected(exc, t0, started, request_id)
-        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
-
-    async def _aexecute(self, kwargs: dict[str, Any]) -> ToolResult:
-        t0 = time.perf_counter_ns()
-        started = time.time()
-        request_id = new_request_id()
-        try:
-            request = self._validate(kwargs)
-            if self.run_in_thread and not self.is_async:
-                import asyncio
-
-                response: Any = await asyncio.to_thread(self.execute_internal, request)
-            else:
-                response = self.execute_internal(request)
-            if _is_awaitable(response):
-                response = await response
-            if isinstance(response, ToolResult):
-                return self._adopt(response, t0, started, request_id)
-            data = self.format_output(response)
-        except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
-        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
-            return self._unexpected(exc, t0, started, request_id)
-        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
-
-    def _validate(self, kwargs: dict[str, Any]) -> Any:
+    def _request(self, arguments: Arguments) -> Any:
+        """The validated request from arguments in any form; raises ``ToolError``."""
+        if self._default_validation and self.RequestModel is not None:
+            validator = self.__dict__.get("_td_request_validator") or self._request_validator()
+            if isinstance(arguments, (str, bytes)):
+                return validator.from_json(arguments)
+            return validator.from_mapping(arguments or {})
+        kwargs = arguments if type(arguments) is dict else parse_arguments(arguments, self.name)
         try:
             return self.validate_input(**kwargs)
         except ValidationError as exc:  # raised by an overriding validate_input
             records = from_pydantic_errors(exc.errors(include_url=False, include_context=False))
             raise invalid_arguments(self.name, records, self._accepted()) from None
 
-    def _validate_json(self, raw: str | bytes) -> Any:
-        """The happy path for JSON text: validation in pydantic's Rust core, no dict built.
-
-        Returns the request; None when the general path must decide (bad JSON, nulls to
-        drop, a root that is not an object); or the model-facing error (returned, not raised).
-        """
-        model = self.RequestModel
-        if model is None:
-            return None
-        extra = self.__dict__.get("_td_extra", _UNKNOWN)
-        if extra is _UNKNOWN:
-            extra = self.__dict__["_td_extra"] = _extra_mode(model)
+    def _run(
+        self, arguments: Arguments, *, timeout: float | None = None, executor: ToolExecutor | None = None
+    ) -> ToolResult:
+        """The sync lifecycle. ``timeout`` (through a registry) bounds the work: an async
+        tool is cancelled, a sync one runs in an ``executor`` worker that is abandoned."""
+        t0 = time.perf_counter_ns()
+        started = time.time()
+        request_id = new_request_id()
         try:
-            return model.model_validate_json(raw, extra=extra)
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False, include_context=False)
-        for err in errors:
-            if err["type"] == "json_invalid" or not err["loc"] or err.get("input", 0) is None:
-                return None
-        return invalid_arguments(self.name, from_pydantic_errors(errors), self._accepted())
+            request = self._request(arguments)
+            if timeout is None:
+                response: Any = self.execute_internal(request)
+                if _is_awaitable(response):
+                    response = run_coroutine_sync(_awaited(response))
+            elif self._async_work():
+                response = run_coroutine_sync(self.execute_internal(request), timeout=timeout)  # type: ignore[arg-type]
+            elif executor is not None:
+                work = functools.partial(self.execute_internal, request)
+                response = executor.run(work, timeout=timeout, label=self.name)
+            else:  # pragma: no cover - the registry always passes its executor with a timeout
+                response = self.execute_internal(request)
+            return self._success(response, t0, started, request_id)
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        except DeadlineExceeded:
+            return self._error_result(_timed_out(self.name, timeout), t0, started, request_id)
+        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
+            return self._unexpected(exc, t0, started, request_id)
+
+    async def _arun(
+        self, arguments: Arguments, *, timeout: float | None = None, executor: ToolExecutor | None = None
+    ) -> ToolResult:
+        """The async lifecycle: async tools on the tool loop, sync ones in a worker thread."""
+        t0 = time.perf_counter_ns()
+        started = time.time()
+        request_id = new_request_id()
+        try:
+            request = self._request(arguments)
+            if self._async_work():
+                work: Any = self.execute_internal(request)
+                if self.run_on_shared_loop:
+                    work = tool_loop().arun(work)
+                response: Any = await bounded(work, timeout)
+            elif not self.run_in_thread:
+                response = self.execute_internal(request)  # thread-affine: on the loop, unbounded
+            elif executor is not None:
+                fn = functools.partial(self.execute_internal, request)
+                response = await executor.arun(fn, timeout=timeout, label=self.name)
+            else:
+                import asyncio
+
+                response = await bounded(asyncio.to_thread(self.execute_internal, request), timeout)
+            if _is_awaitable(response):
+                response = await response
+            return self._success(response, t0, started, request_id)
+        except ToolError as exc:
+            return self._error_result(exc, t0, started, request_id)
+        except DeadlineExceeded:
+            return self._error_result(_timed_out(self.name, timeout), t0, started, request_id)
+        except (Exception, SystemExit) as exc:  # every failure becomes an envelope
+            return self._unexpected(exc, t0, started, request_id)
+
+    def _success(self, response: Any, t0: int, started: float, request_id: str) -> ToolResult:
+        if isinstance(response, ToolResult):
+            return self._adopt(response, t0, started, request_id)
+        data = self.format_output(response)
+        if self._custom_format and type(data) not in _JSON_SCALARS:
+            data = to_jsonable(data)
+        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
 
     def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
         return {
@@ -375,6 +395,14 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
 
 
+def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
+    return ToolTimeoutError(
+        f"The tool '{name}' did not finish within {timeout or 0:g} s and was stopped waiting for. "
+        "Try a smaller request, or try again later.",
+        details={"timeout_s": timeout},
+    )
+
+
 class _SecondCache:
     """Formats UTC timestamps, reusing the formatted second (the hot path calls it per result)."""
 
@@ -395,18 +423,7 @@ class _SecondCache:
 # A pure formatting memo (no behaviour to inject): ISO-8601 UTC with microseconds.
 _iso_utc = _SecondCache()
 
-
-def _extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
-    """Request models are closed unless they say ``extra="allow"``."""
-    return None if model.model_config.get("extra") == "allow" else "forbid"
-
-
-_UNKNOWN: Any = object()
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _mentions_null(raw: str | bytes) -> bool:
-    return b"null" in raw if isinstance(raw, bytes) else "null" in raw
 
 
 def _is_awaitable(value: Any) -> bool:
@@ -416,49 +433,6 @@ def _is_awaitable(value: Any) -> bool:
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
-
-
-def parse_arguments(arguments: str | bytes | Mapping[str, Any] | None, tool_name: str) -> dict[str, Any]:
-    """Decode the arguments of a tool call as a model sends them.
-
-    Accepts JSON text, bytes, an already-decoded mapping, or None/empty for "no arguments".
-
-    Raises:
-        InvalidArgumentsError: the text is not JSON, or not a JSON object.
-    """
-    if arguments is None:
-        return {}
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    if isinstance(arguments, (str, bytes)):
-        if not arguments.strip():
-            return {}
-        try:
-            value = json.loads(arguments)
-        except (ValueError, RecursionError) as exc:
-            raise InvalidArgumentsError(
-                f"The arguments for tool '{tool_name}' are not valid JSON ({_json_problem(exc)}). "
-                'Send one JSON object, e.g. {"argument": "value"}.'
-            ) from None
-        if value is None:
-            return {}
-        if isinstance(value, dict):
-            return value
-        raise invalid_arguments(
-            tool_name,
-            [field_error((), "arguments must be a JSON object", value)],
-            None,
-            headline=f"The arguments for tool '{tool_name}' must be a JSON object, not {type(value).__name__}:",
-        )
-    raise InvalidArgumentsError(
-        f"The arguments for tool '{tool_name}' must be a JSON object, not {type(arguments).__name__}."
-    )
-
-
-def _json_problem(exc: BaseException) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def prepare_parameters(schema: Any, *, owner: str) -> dict[str, Any]:

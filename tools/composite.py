@@ -126,7 +126,6 @@ class CompositeTool(BaseTool[ActionCall, Any]):
             kwargs,
             schema=schema,
             tool_name=self.name,
-            extra="forbid",
             headline=headline,
             accepted=self._action_accepted[strategy.action_name],
             strip=self._action_strippers[strategy.action_name],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import logging
 import marshal
@@ -11,9 +12,10 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from tools._executor import ToolExecutor
 from tools._names import check_tool_name
-from tools._runner import Arguments, CallContext, ToolEntry, _failure
-from tools.base import BaseTool, prepare_parameters
+from tools._runner import CallContext, ToolEntry, _failure
+from tools.base import Arguments, BaseTool, prepare_parameters
 from tools.errors import DuplicateToolError, ErrorType, ToolDefinitionError
 from tools.function_tool import FunctionTool
 from tools.metrics import MetricsSink
@@ -78,6 +80,9 @@ class LocalToolRegistry:
         reset_timeout: Seconds an open breaker waits before letting a probe call through.
         default_timeout: Seconds a call may take when neither the tool nor the registration
             sets a timeout (None: no limit).
+        max_workers: Worker threads shared by this registry's calls that need one (sync
+            tools with a timeout, sync tools called from async code). Calls that find every
+            worker busy (or abandoned by a timed-out call) are refused at once, never queued.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -90,16 +95,24 @@ class LocalToolRegistry:
         failure_threshold: int = 5,
         reset_timeout: float = 30.0,
         default_timeout: float | None = None,
+        max_workers: int = 32,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self.metrics = metrics
-        self._context = CallContext(metrics=metrics, sleep=sleep, async_sleep=async_sleep)
         self._failure_threshold = failure_threshold
         self._reset_timeout = reset_timeout
         self._default_timeout = default_timeout
         self._clock = clock
+        self._executor = ToolExecutor(max_workers, name="tooldeck-tool")
+        self._context = CallContext(
+            executor=self._executor,
+            metrics=metrics,
+            sleep=sleep,
+            async_sleep=async_sleep,
+            new_breaker=self._new_breaker,
+        )
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._export_cache: dict[tuple[Any, ...], bytes] = {}
@@ -175,7 +188,7 @@ class LocalToolRegistry:
                 instance.reset_schema_cache()
         entry = ToolEntry(
             tool=instance,
-            breaker=breaker or CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock),
+            breaker=breaker or self._new_breaker(),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
@@ -227,6 +240,9 @@ class LocalToolRegistry:
                 self._changed()
             return removed
 
+    def _new_breaker(self) -> CircuitBreaker:
+        return CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock)
+
     def _changed(self) -> None:
         self._export_cache.clear()
         self._version += 1
@@ -259,10 +275,28 @@ class LocalToolRegistry:
 
     # for_agent(agent_type, router=None) -> ToolView: see tools/routing (section 8).
 
-    def breaker(self, name: str, /) -> CircuitBreaker | None:
-        """The circuit breaker of a registration, or None."""
+    def breaker(self, name: str, /, action: str | None = None) -> CircuitBreaker | None:
+        """The circuit breaker of a registration (of one ``action`` of a multi-action tool,
+        which has one breaker per action), or None."""
         entry = self._entries.get(name)
-        return None if entry is None else entry.breaker
+        return None if entry is None else entry.breaker_for(action)
+
+    def stats(self) -> dict[str, Any]:
+        """The registry's own figures: tools, and its worker threads (``max_workers``,
+        ``busy``, ``abandoned`` by timed-out calls and still running, ``abandoned_total``,
+        ``saturated_total``: calls refused because every worker was busy)."""
+        workers = self._executor.stats()
+        return {"tools": len(self._entries), "workers": dataclasses.asdict(workers)}
+
+    def close(self) -> None:
+        """Stop the worker threads (calls still running finish in the background)."""
+        self._executor.shutdown()
+
+    def __enter__(self) -> LocalToolRegistry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def names(self) -> list[str]:
         """Registered names in registration order."""
@@ -333,7 +367,7 @@ class LocalToolRegistry:
         )
         info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
         placeholder = _Placeholder(str(name)[:64])
-        return ToolEntry(placeholder, CircuitBreaker(), self._context)._finish(_failure(placeholder, info))
+        return ToolEntry(placeholder, self._new_breaker(), self._context)._finish(_failure(placeholder, info))
 
     # ----------------------------------------------------------------- export
 

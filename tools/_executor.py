@@ -1,0 +1,171 @@
+"""``ToolExecutor``: the bounded worker threads a registry runs sync tools on.
+
+Sync tools need a worker thread in two cases: a call with a timeout (the caller stops
+waiting; the thread cannot be killed, so it is *abandoned* and runs on), and a call from
+async code (the event loop must not block). Every call of one registry shares one bounded
+pool, so hung calls can never pile up threads without limit or starve the host
+application's own ``asyncio.to_thread`` (asyncio's default executor is never used). When
+every worker is busy or abandoned, a call is refused at once with an error that says so:
+never a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tools._aio import DeadlineExceeded
+from tools.errors import ToolError
+
+T = TypeVar("T")
+
+
+class ToolSaturatedError(ToolError):
+    """Every worker thread of the registry is busy or abandoned by a timed-out call."""
+
+
+@dataclass(frozen=True)
+class ExecutorStats:
+    """A snapshot of a :class:`ToolExecutor`.
+
+    Attributes:
+        max_workers: The bound on worker threads.
+        busy: Workers running a call right now (abandoned ones included).
+        abandoned: Workers still running a call whose caller gave up after a timeout.
+        abandoned_total: Calls abandoned since the executor was created.
+        saturated_total: Calls refused because every worker was busy.
+    """
+
+    max_workers: int
+    busy: int
+    abandoned: int
+    abandoned_total: int
+    saturated_total: int
+
+
+class ToolExecutor:
+    """A bounded pool of worker threads with abandonment accounting.
+
+    Args:
+        max_workers: Worker threads at most (busy plus abandoned).
+        name: Prefix of the worker threads' names.
+    """
+
+    def __init__(self, max_workers: int = 32, *, name: str = "tooldeck-worker") -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self.max_workers = max_workers
+        self._name = name
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._abandoned = 0
+        self._abandoned_total = 0
+        self._saturated_total = 0
+
+    def stats(self) -> ExecutorStats:
+        """Current figures."""
+        with self._lock:
+            return ExecutorStats(
+                self.max_workers, self._busy, self._abandoned, self._abandoned_total, self._saturated_total
+            )
+
+    def _acquire(self, label: str) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if self._busy >= self.max_workers:
+                self._saturated_total += 1
+                abandoned = self._abandoned
+                raise ToolSaturatedError(
+                    f"The tool '{label}' cannot run right now: all {self.max_workers} worker threads are busy"
+                    + (f" ({abandoned} still running calls that timed out)" if abandoned else "")
+                    + ". Try again in a moment, or continue without it.",
+                    retryable=True,
+                    details={"max_workers": self.max_workers, "abandoned": abandoned},
+                )
+            self._busy += 1
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix=self._name)
+            return self._pool
+
+    def _wrap(self, fn: Callable[[], T], state: list[bool]) -> Callable[[], T]:
+        def work() -> T:
+            try:
+                return fn()
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                    if state[0]:
+                        self._abandoned -= 1
+                    state[1] = True
+
+        return work
+
+    def _submit(self, fn: Callable[[], T], state: list[bool], label: str) -> concurrent.futures.Future[T]:
+        future = self._acquire(label).submit(self._wrap(fn, state))
+        future.add_done_callback(lambda f: self._never_ran(state) if f.cancelled() else None)
+        return future
+
+    def _never_ran(self, state: list[bool]) -> None:
+        """A queued call was cancelled before a worker picked it up: free its slot."""
+        with self._lock:
+            if not state[1]:
+                state[1] = True
+                self._busy -= 1
+                if state[0]:
+                    self._abandoned -= 1
+
+    def _abandon(self, state: list[bool]) -> None:
+        with self._lock:
+            if not state[1]:  # still running: count it until it ends
+                state[0] = True
+                self._abandoned += 1
+                self._abandoned_total += 1
+
+    def run(self, fn: Callable[[], T], *, timeout: float, label: str) -> T:
+        """Run ``fn`` in a worker and wait at most ``timeout`` seconds.
+
+        Raises:
+            ToolSaturatedError: no worker is free (raised at once).
+            DeadlineExceeded: ``timeout`` passed; the worker is abandoned and keeps running.
+        """
+        state = [False, False]  # [abandoned, finished]
+        future = self._submit(fn, state, label)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            if future.done():  # fn's own TimeoutError
+                raise
+            self._abandon(state)
+            raise DeadlineExceeded(f"did not finish within {timeout:g} s") from None
+
+    async def arun(self, fn: Callable[[], T], *, timeout: float | None, label: str) -> T:
+        """Await ``fn`` running in a worker (``timeout`` None: wait until it ends).
+
+        Cancelling the awaiting task abandons the worker (it cannot be stopped).
+
+        Raises:
+            ToolSaturatedError: no worker is free (raised at once).
+            DeadlineExceeded: ``timeout`` passed; the worker is abandoned and keeps running.
+        """
+        state = [False, False]
+        future = asyncio.wrap_future(self._submit(fn, state, label))
+        try:
+            done, _ = await asyncio.wait((future,), timeout=timeout)
+        except asyncio.CancelledError:
+            self._abandon(state)
+            raise
+        if not done:
+            self._abandon(state)
+            raise DeadlineExceeded(f"did not finish within {timeout:g} s")
+        return future.result()
+
+    def shutdown(self) -> None:
+        """Stop accepting work; running (and abandoned) calls finish in the background."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
