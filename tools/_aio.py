@@ -15,14 +15,16 @@ forked child.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # asyncio is imported on first use: ``import tools`` stays light
+    import asyncio
+    import concurrent.futures
 
 T = TypeVar("T")
 
@@ -39,6 +41,8 @@ class LoopThread:
     """
 
     def __init__(self, *, name: str = "tooldeck-loop") -> None:
+        import asyncio
+
         self._loop = asyncio.new_event_loop()
         self._lock = threading.Lock()
         self._closed = False
@@ -46,6 +50,8 @@ class LoopThread:
         self._thread.start()
 
     def _run(self) -> None:
+        import asyncio
+
         asyncio.set_event_loop(self._loop)
         try:
             self._loop.run_forever()
@@ -72,15 +78,19 @@ class LoopThread:
         Raises:
             RuntimeError: the loop is closed (the coroutine is closed, never run).
         """
+        import concurrent.futures
+
         context = contextvars.copy_context()
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def start() -> None:
-            if not future.set_running_or_notify_cancel():
+            if future.cancelled():  # the caller gave up before the loop got to it
                 coro.close()
                 return
             task = context.run(self._loop.create_task, coro)  # the task inherits ``context``
             task.add_done_callback(lambda done: _copy_outcome(done, future))
+            # The future stays pending while the task runs, so a caller's cancel() succeeds
+            # and reaches the task.
             future.add_done_callback(lambda f: self._loop.call_soon_threadsafe(task.cancel) if f.cancelled() else None)
 
         with self._lock:
@@ -102,6 +112,8 @@ class LoopThread:
             DeadlineExceeded: ``timeout`` passed (the coroutine was cancelled).
             RuntimeError: called from the loop's own thread, or the loop is closed.
         """
+        import concurrent.futures
+
         if self.in_loop_thread():
             coro.close()
             raise RuntimeError("cannot block the tool event loop's own thread on itself")
@@ -116,6 +128,8 @@ class LoopThread:
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` running on this loop, from any event loop (cancellation propagates)."""
+        import asyncio
+
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:  # pragma: no cover - arun is always awaited inside a loop
@@ -126,6 +140,9 @@ class LoopThread:
 
     def close(self, *, timeout: float = 10.0) -> None:
         """Cancel pending tasks, stop the loop and join the thread. Idempotent."""
+        import asyncio
+        import concurrent.futures
+
         with self._lock:
             if self._closed:
                 return
@@ -155,6 +172,8 @@ def _copy_outcome(task: asyncio.Task[Any], future: concurrent.futures.Future[Any
 
 async def _cancel_pending() -> None:
     """Cancel every other task on the running loop and wait for them to finish."""
+    import asyncio
+
     current = asyncio.current_task()
     pending = [task for task in asyncio.all_tasks() if task is not current]
     for task in pending:
@@ -207,6 +226,8 @@ def run_coroutine_sync(coro: Coroutine[Any, Any, T], *, timeout: float | None = 
 
 
 def _run_in_helper_thread(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
+    import asyncio
+
     box: dict[str, Any] = {}
     context = contextvars.copy_context()
 
@@ -233,6 +254,8 @@ async def bounded(awaitable: Awaitable[T], timeout: float | None) -> T:
     """
     if timeout is None:
         return await awaitable
+    import asyncio
+
     task = asyncio.ensure_future(awaitable)
     try:
         done, _ = await asyncio.wait((task,), timeout=timeout)

@@ -175,6 +175,7 @@ def validate_with_model(
         tool_name=tool_name,
         accepted=accepted or describe_arguments(schema),
         strip=strip or _stripper_for(schema),
+        schema=schema,
         headline=headline,
     )
     return validator.from_mapping(arguments)

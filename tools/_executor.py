@@ -11,15 +11,16 @@ never a hang.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tools._aio import DeadlineExceeded
 from tools.errors import ToolError
+
+if TYPE_CHECKING:  # imported on first use: ``import tools`` stays light
+    import concurrent.futures
 
 T = TypeVar("T")
 
@@ -88,6 +89,8 @@ class ToolExecutor:
                 )
             self._busy += 1
             if self._pool is None:
+                import concurrent.futures
+
                 self._pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix=self._name)
             return self._pool
 
@@ -132,6 +135,8 @@ class ToolExecutor:
             ToolSaturatedError: no worker is free (raised at once).
             DeadlineExceeded: ``timeout`` passed; the worker is abandoned and keeps running.
         """
+        import concurrent.futures
+
         state = [False, False]  # [abandoned, finished]
         future = self._submit(fn, state, label)
         try:
@@ -151,6 +156,8 @@ class ToolExecutor:
             ToolSaturatedError: no worker is free (raised at once).
             DeadlineExceeded: ``timeout`` passed; the worker is abandoned and keeps running.
         """
+        import asyncio
+
         state = [False, False]
         future = asyncio.wrap_future(self._submit(fn, state, label))
         try:

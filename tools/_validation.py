@@ -10,7 +10,9 @@ have no JSON form fall back to Python-mode validation.
 
 The happy path is one call into pydantic's core. A ``null`` for a field whose type does not
 admit null means "use the default": only when validation fails on such a null are the nulls
-the schema does not admit dropped and the arguments validated again.
+dropped and the arguments validated again. Strict-mode models send a null for every
+argument they leave out, so the top level is handled cheaply (the optional arguments that
+do not admit null are known per tool); nested nulls go through the full ``NullStripper``.
 """
 
 from __future__ import annotations
@@ -40,10 +42,20 @@ class RequestValidator:
         tool_name: For error messages.
         accepted: The tool's "Accepted arguments" line.
         strip: Drops the nulls the schema does not admit (a ``NullStripper``).
+        schema: The model's JSON schema (to find the optional arguments that do not admit null).
         headline: First line of the error message (default: "Invalid arguments for tool ...").
     """
 
-    __slots__ = ("_accepted", "_extra", "_headline", "_python", "_strip", "_tool_name", "_validate_json")
+    __slots__ = (
+        "_accepted",
+        "_drop_top",
+        "_extra",
+        "_headline",
+        "_python",
+        "_strip",
+        "_tool_name",
+        "_validate_json",
+    )
 
     def __init__(
         self,
@@ -52,9 +64,11 @@ class RequestValidator:
         tool_name: str,
         accepted: AcceptedArguments,
         strip: Callable[[Any], Any],
+        schema: Mapping[str, Any] | None = None,
         headline: str | None = None,
     ) -> None:
         core = model.__pydantic_validator__
+        self._drop_top = optional_not_nullable(schema) if schema is not None else frozenset()
         self._validate_json = core.validate_json
         self._python = core.validate_python
         self._extra = extra_mode(model)
@@ -85,29 +99,53 @@ class RequestValidator:
         Raises:
             InvalidArgumentsError: the arguments are invalid.
         """
-        try:
-            text = to_json(arguments if type(arguments) is dict else dict(arguments))
-        except (PydanticSerializationError, ValueError, TypeError, RecursionError):
-            return self._from_python(arguments)
-        try:
-            return self._validate_json(text, extra=self._extra)
-        except ValidationError as exc:
-            errors = exc.errors(**_ERROR_OPTIONS)
-        return self._after_nulls(arguments, text, errors)
+        if self._drop_top and any(value is None for value in arguments.values()):
+            arguments = self._without_top_nulls(arguments)
+        elif type(arguments) is not dict:
+            arguments = dict(arguments)
+        value, errors = self._attempt(arguments)
+        if errors is None:
+            return value
+        return self._after_nulls(arguments, "", errors)
 
     def _after_nulls(self, arguments: Mapping[str, Any] | None, text: str | bytes, errors: list[Any]) -> Any:
-        """Second chance when a failing value was a null: drop the nulls that mean "default"."""
-        if not any(error.get("input", 0) is None for error in errors):
+        """Second chance when a failing value was a null: drop the nulls that mean "default"
+        (the top level first, cheaply; then at any depth) and validate again. The errors
+        reported are those of the last arguments tried."""
+        if not _null_failed(errors):
             raise self._error(errors)
         if arguments is None:
             arguments = parse_arguments(text, self._tool_name)
+            if self._drop_top:  # a strict-mode model's nulls for the arguments it left out
+                top = self._without_top_nulls(arguments)
+                if len(top) != len(arguments):
+                    value, top_errors = self._attempt(top)
+                    if top_errors is None or not _null_failed(top_errors):
+                        return self._result(value, top_errors)
+                    arguments, errors = top, top_errors
         stripped = self._strip(arguments)
         if stripped is arguments or stripped == arguments:
             raise self._error(errors)
+        return self._result(*self._attempt(stripped))
+
+    def _attempt(self, arguments: Mapping[str, Any]) -> tuple[Any, list[Any] | None]:
         try:
-            return self._validate_json(to_json(stripped), extra=self._extra)
+            text = to_json(arguments)
+        except (PydanticSerializationError, ValueError, TypeError, RecursionError):
+            return self._from_python(arguments), None
+        try:
+            return self._validate_json(text, extra=self._extra), None
         except ValidationError as exc:
-            raise self._error(exc.errors(**_ERROR_OPTIONS)) from None
+            return None, exc.errors(**_ERROR_OPTIONS)
+
+    def _result(self, value: Any, errors: list[Any] | None) -> Any:
+        if errors is not None:
+            raise self._error(errors)
+        return value
+
+    def _without_top_nulls(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        drop = self._drop_top
+        return {key: value for key, value in arguments.items() if value is not None or key not in drop}
 
     def _from_python(self, arguments: Mapping[str, Any]) -> Any:
         """Values with no JSON form (a Python caller's objects): Python-mode validation."""
@@ -119,3 +157,21 @@ class RequestValidator:
 
     def _error(self, errors: list[Any]) -> InvalidArgumentsError:
         return invalid_arguments(self._tool_name, from_pydantic_errors(errors), self._accepted, headline=self._headline)
+
+
+def _null_failed(errors: list[Any]) -> bool:
+    """Whether any failing value was a null (pydantic reports the input of each error)."""
+    return any(error.get("input", 0) is None for error in errors)
+
+
+def optional_not_nullable(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Top-level arguments that may be left out but do not admit null: a null sent for one
+    of them means "use the default"."""
+    from tools.schema._rules import RefResolver, admits_null
+
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return frozenset()
+    required = set(schema.get("required") or ())
+    refs = RefResolver(schema, None)
+    return frozenset(name for name, node in properties.items() if name not in required and not admits_null(node, refs))

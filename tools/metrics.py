@@ -9,7 +9,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from tools._files import atomic_write_text
 from tools.result import ToolResult
 
 
@@ -107,4 +106,6 @@ class InMemoryMetrics:
 
         Concurrent writers never leave a torn file: each replaces it whole.
         """
+        from tools._files import atomic_write_text
+
         atomic_write_text(path, json.dumps(self.snapshot(), indent=2, sort_keys=True))

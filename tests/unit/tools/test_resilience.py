@@ -219,3 +219,42 @@ def test_upstream_errors_open_the_breaker_by_default() -> None:
     registry("scripted")
     registry("scripted")
     assert registry("scripted")["error_type"] == "circuit_open"
+
+
+def test_each_action_of_a_composite_tool_has_its_own_breaker() -> None:
+    from tools import ActionStrategy, CompositeTool
+
+    class Target(BaseModel):
+        n: int = 0
+
+    class Broken(ActionStrategy[Target]):
+        action_name = "broken"
+        description = "Its backend is down."
+
+        def execute(self, request: Target) -> Any:
+            raise UpstreamError("backend down")
+
+    class Fine(ActionStrategy[Target]):
+        action_name = "fine"
+        description = "Works."
+
+        def execute(self, request: Target) -> Any:
+            return request.n
+
+    class Multi(CompositeTool):
+        name = "multi"
+        description = "Two actions."
+
+        def __init__(self) -> None:
+            super().__init__([Broken(), Fine()])
+
+    registry = LocalToolRegistry(failure_threshold=2)
+    registry.register(Multi())
+    for _ in range(2):
+        assert registry("multi", action="broken")["error_type"] == "upstream_error"
+    assert registry("multi", action="broken")["error_type"] == "circuit_open"
+    assert registry.breaker("multi", action="broken").state == "open"  # type: ignore[union-attr]
+    # The other action keeps working, from JSON text too.
+    assert registry("multi", action="fine", n=3)["data"] == 3
+    assert registry.call_tool_raw("multi", '{"action": "fine", "n": 4}').data == 4
+    assert registry.breaker("multi", action="fine").state == "closed"  # type: ignore[union-attr]
