@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
@@ -149,7 +149,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         )
 
     @abstractmethod
-    def execute_internal(self, request: TRequest) -> TResponse | ToolResult:
+    def execute_internal(self, request: TRequest) -> TResponse | ToolResult | Awaitable[TResponse | ToolResult]:
         """Do the work (may be ``async def``); raise ``ToolError`` for failures the model sees.
 
         Returning a :class:`~tools.result.ToolResult` instead of a response (what adapters of

@@ -47,7 +47,7 @@ def wait_until(predicate: Any, seconds: float = 10.0) -> bool:
         if predicate():
             return True
         event.wait(0.01)
-    return predicate()
+    return bool(predicate())
 
 
 def test_timed_out_calls_and_their_retries_never_exceed_the_worker_bound(hangs: Hangs) -> None:
