@@ -2,8 +2,12 @@
 
 Parameter types and defaults come from the signature; parameter descriptions from the
 docstring (Google, NumPy or Sphinx style, typed or untyped, via ``docstring_parser``); the
-tool description is the docstring's summary only — never its ``Args:``/``Raises:`` blocks
-and never the Python signature.
+tool description is the docstring's prose (its summary and the paragraphs after it, where
+usage guidance such as "never guess an id" lives) without its ``Args:``/``Returns:``/
+``Raises:``/``Examples:`` sections, and never the Python signature.
+
+Parameters whose names start with ``_`` and have a default are not shown to the model: they
+keep their Python default (the closure idiom ``def f(query, _client=client)``).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ class FunctionTool(BaseTool[BaseModel, Any]):
     Args:
         func: The function. ``*args`` is not supported; ``**kwargs`` makes the schema open.
         name: Tool name (default: the function's ``__name__``).
-        description: Tool description (default: the docstring's summary).
+        description: Tool description (default: the docstring's prose without its sections).
         version: Reported in every result's metadata.
         parameters: A hand-written JSON schema to show the model and to validate the
             arguments against (instead of the signature's); the function receives the
@@ -89,18 +93,22 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         self.func = func
         self.name = check_tool_name(name or getattr(func, "__name__", ""), owner=f"function {func!r}")
         doc = parse(inspect.getdoc(func) or "")
-        self.description = description if description is not None else (doc.short_description or "")
+        self.description = description if description is not None else _prose(doc)
         self.version = version
-        param_docs = {p.arg_name.lstrip("*"): p for p in doc.params}
-        self.RequestModel, self._positional = _request_model(func, self.name, param_docs)
         return_type = typing.get_type_hints(func).get("return") if _has_hints(func) else None
         if inspect.isclass(return_type) and issubclass(return_type, BaseModel):
             self.ResponseModel = return_type
+        if parameters is not None:
+            # The hand-written schema is the contract: the signature needs no model of its own.
+            self.parameters = prepare_parameters(parameters, owner=f"function tool {self.name!r}")
+            self.RequestModel = None
+            self._positional = _positional_only(func, self.name)
+            self._open = self._plain = False
+            return
+        param_docs = {p.arg_name.lstrip("*"): p for p in doc.params}
+        self.RequestModel, self._positional = _request_model(func, self.name, param_docs)
         self._open = self.RequestModel.model_config.get("extra") == "allow"
         self._plain = not self._positional and not self._open
-        if parameters is not None:
-            self.parameters = prepare_parameters(parameters, owner=f"function tool {self.name!r}")
-            self.RequestModel = None  # validate against the hand-written schema
 
     @property
     def is_async(self) -> bool:
@@ -122,6 +130,24 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         return self.func(*positional, **keywords)
 
 
+def _prose(doc: Any) -> str:
+    """The docstring's summary and following paragraphs, without its sections."""
+    parts = [part.strip() for part in (doc.short_description, doc.long_description) if part and part.strip()]
+    return "\n\n".join(parts)
+
+
+def _signature(func: Callable[..., Any], tool_name: str) -> inspect.Signature:
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
+
+
+def _positional_only(func: Callable[..., Any], tool_name: str) -> list[str]:
+    params = _signature(func, tool_name).parameters.values()
+    return [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
+
+
 def _has_hints(func: Callable[..., Any]) -> bool:
     try:
         typing.get_type_hints(func)
@@ -133,10 +159,7 @@ def _has_hints(func: Callable[..., Any]) -> bool:
 def _request_model(
     func: Callable[..., Any], tool_name: str, param_docs: dict[str, Any]
 ) -> tuple[type[BaseModel], list[str]]:
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError) as exc:
-        raise ToolDefinitionError(f"function tool {tool_name!r}: cannot read its signature ({exc}).") from None
+    signature = _signature(func, tool_name)
     from pydantic import Field  # deferred: importing it loads pydantic.types (~25 ms)
 
     hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
@@ -152,9 +175,11 @@ def _request_model(
             open_schema = True
             continue
         if param.name.startswith("_"):
+            if param.default is not inspect.Parameter.empty:
+                continue  # private, keeps its Python default: never shown to the model
             raise ToolDefinitionError(
-                f"function tool {tool_name!r}: parameter {param.name!r} starts with '_', which "
-                "pydantic cannot model; rename it."
+                f"function tool {tool_name!r}: parameter {param.name!r} starts with '_' and has no "
+                "default, so no call could supply it; give it a default or rename it."
             )
         if param.kind is param.POSITIONAL_ONLY:
             positional.append(param.name)

@@ -13,7 +13,7 @@ from tools import FunctionTool, LocalToolRegistry, ToolDefinitionError
 def google(query: str, limit: int = 10) -> list[str]:
     """Search the documentation.
 
-    Longer explanation that is not part of the description.
+    Prefer short queries; never guess a product id.
 
     Args:
         query: Words to look for.
@@ -64,10 +64,11 @@ def untyped_google(name, tags, count=3):  # type: ignore[no-untyped-def]
     return f"hi {name} {tags} {count}"
 
 
-def test_google_docstring_summary_only_and_param_descriptions() -> None:
+def test_google_docstring_prose_without_sections_and_param_descriptions() -> None:
     tool = FunctionTool(google)
     assert tool.name == "google"
-    assert tool.description == "Search the documentation."
+    # The usage guidance after the summary is prompt text; the sections are not.
+    assert tool.description == "Search the documentation.\n\nPrefer short queries; never guess a product id."
     assert tool.input_schema() == {
         "type": "object",
         "properties": {
@@ -153,3 +154,95 @@ def test_parameter_called_name_through_registry() -> None:
     assert registry.call_tool("rename", name="a", new_name="b").data == "a->b"
     bound = registry.get("rename")
     assert bound is not None and bound(name="a", new_name="c")["data"] == "a->c"
+
+
+def lookup_order(order_id: int, _client: Any = None, _retries: int = 3) -> dict[str, Any]:
+    """Look up an order by its id.
+
+    Never guess an id: ask the user when you do not know it.
+
+    Args:
+        order_id: The order's numeric id.
+        _client: Injected by the application (not for the model).
+
+    Returns:
+        The order.
+
+    Raises:
+        KeyError: No such order.
+    """
+    return {"id": order_id, "client": _client, "retries": _retries}
+
+
+def test_description_keeps_usage_guidance_and_drops_every_section() -> None:
+    tool = FunctionTool(lookup_order)
+    assert tool.description == (
+        "Look up an order by its id.\n\nNever guess an id: ask the user when you do not know it."
+    )
+    for section in ("Args", "Returns", "Raises", "order_id:", "KeyError"):
+        assert section not in tool.description
+
+
+def test_private_parameters_with_defaults_are_hidden_and_keep_their_defaults() -> None:
+    tool = FunctionTool(lookup_order)
+    assert set(tool.input_schema()["properties"]) == {"order_id"}
+    assert tool.execute(order_id=7).data == {"id": 7, "client": None, "retries": 3}
+    # The model cannot reach them: they are unknown arguments.
+    result = tool.execute(order_id=7, _retries=0)
+    assert result.error is not None and result.error.type == "validation_error"
+    assert "_retries" in result.error.message
+
+
+def test_private_parameter_without_default_is_a_clear_definition_error() -> None:
+    def needs_secret(query: str, _token: str) -> str:
+        return query
+
+    with pytest.raises(ToolDefinitionError, match="'_token' starts with '_' and has no default"):
+        FunctionTool(needs_secret)
+
+
+def test_hand_written_parameters_need_no_model_of_a_kwargs_signature() -> None:
+    seen: dict[str, Any] = {}
+
+    def forward(*args: Any, **kwargs: Any) -> str:  # a signature pydantic could not model
+        seen.update(kwargs)
+        return "ok"
+
+    params = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "default": 1}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    registry = LocalToolRegistry()
+    registry.register(forward, parameters=params)
+    assert registry("forward", city="Lisbon")["data"] == "ok"
+    assert seen == {"city": "Lisbon", "days": 1}
+    assert registry("forward", city=3)["error_type"] == "validation_error"
+    assert registry.to_openai_tools()[0]["function"]["parameters"] == params
+
+
+def test_registry_tool_is_a_decorator_bare_and_with_options() -> None:
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def convert(amount: float, to: str) -> float:
+        """Convert an amount of euros.
+
+        Args:
+            amount: Euros.
+            to: Target currency code.
+        """
+        return amount * 2
+
+    @registry.tool(name="km_to_miles", description="Kilometres to miles.", timeout=5.0)
+    def km(value: float) -> float:
+        return value * 0.621371
+
+    # The decorated functions are returned unchanged and still callable as Python.
+    assert convert(1.5, "USD") == 3.0
+    assert km(10) == pytest.approx(6.21371)
+    assert registry.names() == ["convert", "km_to_miles"]
+    assert registry("convert", amount=2, to="USD")["data"] == 4.0
+    assert registry.get_tool("km_to_miles").description == "Kilometres to miles."  # type: ignore[union-attr]
+    assert registry.get_tool("nope") is None
