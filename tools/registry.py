@@ -10,7 +10,7 @@ import marshal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from tools._executor import ToolExecutor
 from tools._names import check_tool_name
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tools.routing import ToolManual
 
 _UNSET: Any = object()
+_F = TypeVar("_F", bound=Callable[..., Any])
 _LONG_DESCRIPTION = 1024
 logger = logging.getLogger(__name__)
 
@@ -205,9 +206,13 @@ class LocalToolRegistry:
             self._changed()
         return instance
 
+    @overload
+    def tool(self, func: _F, /) -> _F: ...
+
+    @overload
     def tool(
         self,
-        func: Callable[..., Any] | None = None,
+        func: None = None,
         /,
         *,
         name: str | None = None,
@@ -215,7 +220,19 @@ class LocalToolRegistry:
         parameters: Mapping[str, Any] | None = None,
         manual: ToolManual | None = None,
         **options: Any,
-    ) -> Any:
+    ) -> Callable[[_F], _F]: ...
+
+    def tool(
+        self,
+        func: _F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        manual: ToolManual | None = None,
+        **options: Any,
+    ) -> _F | Callable[[_F], _F]:
         """Register a function as a tool, as a decorator; the function is returned unchanged.
 
         Use it bare (``@registry.tool``) or with options
@@ -226,7 +243,7 @@ class LocalToolRegistry:
             ToolDefinitionError: what :meth:`register` raises, at decoration time.
         """
 
-        def decorate(target: Callable[..., Any]) -> Callable[..., Any]:
+        def decorate(target: _F) -> _F:
             self.register(target, name=name, description=description, parameters=parameters, manual=manual, **options)
             return target
 
