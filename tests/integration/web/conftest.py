@@ -298,6 +298,10 @@ def _make_handler(recorder: Recorder, scripted: Scripted, stop_event: threading.
         def gzip_claimed_plain_sent(self) -> None:
             self._send_encoded(b"this is not gzip at all", "gzip", "text/plain")
 
+        def script_only(self) -> None:
+            body = b"<html><head><title>App</title></head><body><script>render()</script></body></html>"
+            self._send(200, body, "text/html; charset=utf-8")
+
         def brave(self) -> None:
             body = (FIXTURES / "brave_web_search.json").read_bytes()
             self._send(200, body, "application/json")
@@ -335,6 +339,7 @@ def _make_handler(recorder: Recorder, scripted: Scripted, stop_event: threading.
         "/gzip-corrupt": Handler.gzip_corrupt,
         "/unknown-encoding": Handler.unknown_encoding,
         "/gzip-not-gzip": Handler.gzip_claimed_plain_sent,
+        "/script-only": Handler.script_only,
         "/res/v1/web/search": Handler.brave,
         "/search": Handler.searxng,
     }
