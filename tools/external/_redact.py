@@ -1,13 +1,47 @@
-"""Replace secret values with ``***`` in text and JSON-like data."""
+"""Replace secret values with ``***`` in text and JSON-like data; guess which variables are secret."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: Secrets shorter than this are not redacted (they would mangle ordinary text).
 MIN_SECRET_LENGTH = 4
+#: Values only *guessed* to be secret (by their variable's name) are redacted from this length.
+MIN_GUESSED_SECRET_LENGTH = 8
 MASK = "***"
+
+#: Parts of variable names (split at ``_``) that mark a secret: ``OPENAI_API_KEY``,
+#: ``GITHUB_TOKEN``, ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``, ``SENTRY_DSN`` ...
+SECRET_NAME_PARTS = frozenset(
+    {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "PAT", "AUTH", "CREDENTIAL"}
+    | {"CREDENTIALS", "COOKIE", "SIGNATURE", "DSN", "APIKEY", "PRIVATE"}
+)
+#: Name parts ending like this mark a secret too (``APIKEY``, ``ACCESSTOKEN``).
+_SECRET_SUFFIXES = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD")
+#: A URL with a password in it (``postgres://user:pw@host``): secret whatever the name.
+_URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:\s]*:[^/@\s]+@", re.IGNORECASE)
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """Whether an environment variable probably holds a secret, judged by name and value.
+
+    Values shorter than :data:`MIN_GUESSED_SECRET_LENGTH` never count (``PWD`` alone is the
+    working directory and is not a secret either).
+    """
+    if len(value) < MIN_GUESSED_SECRET_LENGTH:
+        return False
+    upper = name.upper()
+    parts = upper.split("_")
+    if upper != "PWD" and any(part in SECRET_NAME_PARTS or part.endswith(_SECRET_SUFFIXES) for part in parts):
+        return True
+    return bool(_URL_WITH_PASSWORD.match(value))
+
+
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    """The values of ``env`` that :func:`looks_secret` flags (for a :class:`Redactor`)."""
+    return [value for name, value in env.items() if looks_secret(name, value)]
 
 
 class Redactor:

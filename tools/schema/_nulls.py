@@ -3,6 +3,11 @@
 Implementation of :func:`tools.schema._strict.strip_disallowed_nulls` (documented there). A schema
 is read as a disjunction of conjunctions of plain nodes (``$ref``, ``allOf``, ``anyOf`` and
 ``oneOf`` expanded, memoised and capped) and walked alongside the value.
+
+Only a key declared in ``properties`` loses its null, and only when its schema does not admit
+null and says what to use instead: it has a ``default`` or is not ``required``. The keys of a
+map (``additionalProperties``/``patternProperties`` values, free-form objects, untyped nodes)
+keep their nulls: there a null is a value the model sent, not "use the default".
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ class _NullStripper:
         self._alts: dict[tuple[int, frozenset[str]], list[_Conj]] = {}
         self._nulls: dict[tuple[int, frozenset[str]], bool] = {}
         self._plain: dict[int, tuple[Mapping[str, Any], frozenset[str]] | None] = {}
+        self._defaults: dict[int, bool] = {}
 
     def alternatives(self, node: Any, seen: frozenset[str] = frozenset(), depth: int = 0) -> list[_Conj]:
         """``node`` as a disjunction of conjunctions of plain nodes (capped, memoised)."""
@@ -157,14 +163,14 @@ class _NullStripper:
             return value
         out: dict[str, Any] | None = None
         for key, item in value.items():
-            declared = [s for s in (_property_schemas(c, key) for c in views) if s]
-            if not declared:
-                continue
             if item is None:
-                if not any(all(self.admits_null(s) for s in group) for group in declared):
+                verdicts = [v for v in (self._drop_null(c, key) for c in views) if v is not None]
+                if verdicts and all(verdicts):
                     out = dict(value) if out is None else out
                     del out[key]
-            elif _is_container(item):
+                continue
+            declared = [s for s in (_property_schemas(c, key) for c in views) if s]
+            if declared and _is_container(item):
                 subs = chain.from_iterable(self.product(group) for group in declared)
                 new = self.strip(item, list(islice(subs, MAX_ALTERNATIVES)), depth + 1)
                 if new is not item:
@@ -172,9 +178,30 @@ class _NullStripper:
                     out[key] = new
         return value if out is None else out
 
+    def _drop_null(self, conj: _Conj, key: str) -> bool | None:
+        """Whether a null at ``key`` goes in this view of the object: None when the view does
+        not mention the key, False when it is a map entry or the null is allowed or the key
+        is required without a default."""
+        props = [n["properties"][key] for n in conj if isinstance(n.get("properties"), _MAP) and key in n["properties"]]
+        if not props:
+            return False if _map_entry(conj, key) else None
+        if all(self.admits_null(s) for s in props):
+            return False
+        return any(self.has_default(s) for s in props) or not any(_requires(n, key) for n in conj)
+
+    def _droppable(self, node: Mapping[str, Any], key: str, schema: Any) -> bool:
+        return not self.admits_null(schema) and (self.has_default(schema) or not _requires(node, key))
+
+    def has_default(self, node: Any) -> bool:
+        """Whether ``node`` (or what its ``$ref``/``allOf`` lead to) carries a ``default``."""
+        key = id(node)
+        if key not in self._defaults:
+            self._defaults[key] = any("default" in n for conj in self.alternatives(node) for n in conj)
+        return self._defaults[key]
+
     def _plain_object(self, node: Mapping[str, Any]) -> tuple[Mapping[str, Any], frozenset[str]] | None:
         """For an object node with only ``properties`` (the common case): its properties and
-        the names whose schema does not admit null; None for anything more involved."""
+        the names whose null is dropped; None for anything more involved."""
         key = id(node)
         if key in self._plain:
             return self._plain[key]
@@ -187,7 +214,12 @@ class _NullStripper:
             and not isinstance(extra, _MAP)
             and _may_be((node,), "object")
         ):
-            plain = (props, frozenset(k for k, s in props.items() if not self.admits_null(s)))
+            droppable = frozenset(
+                k
+                for k, s in props.items()
+                if not self.admits_null(s) and (self.has_default(s) or not _requires(node, k))
+            )
+            plain = (props, droppable)
         self._plain[key] = plain
         return plain
 
@@ -289,6 +321,28 @@ def _property_schemas(conj: _Conj, key: str) -> list[Any]:
         if not matched and isinstance(extra, _MAP):
             found.append(extra)
     return found
+
+
+def _requires(node: Mapping[str, Any], key: str) -> bool:
+    required = node.get("required")
+    return isinstance(required, list) and key in required
+
+
+def _map_entry(conj: _Conj, key: str) -> bool:
+    """Whether ``key`` is a map entry of this view (``patternProperties``/schema-valued
+    ``additionalProperties``), where a null is a value, not "use the default"."""
+    for node in conj:
+        if isinstance(node.get("additionalProperties"), _MAP):
+            return True
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, _MAP):
+            for pattern in patterns:
+                try:
+                    if re.search(pattern, key):
+                        return True
+                except (re.error, TypeError):
+                    continue
+    return False
 
 
 def _item_schemas(conj: _Conj, index: int) -> list[Any]:

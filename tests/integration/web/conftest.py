@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
+import importlib
 import json
+import random
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +41,41 @@ twenty-five years of service on a typical roof.</p>
 """
 
 GIGABYTE = 1_000_000_000
+#: Decoded size of the decompression bomb (about 50 kB gzipped: a ratio near 1000:1).
+BOMB_BYTES = 50_000_000
+
+
+def encode(body: bytes, encoding: str) -> bytes:
+    """``body`` compressed as a server would send it for ``Content-Encoding: encoding``."""
+    if encoding == "gzip":
+        return gzip.compress(body, mtime=0)
+    if encoding == "deflate-zlib":  # RFC 9110 deflate: a zlib stream
+        return zlib.compress(body)
+    if encoding == "deflate-raw":  # what some servers send instead: raw deflate
+        packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        return packer.compress(body) + packer.flush()
+    if encoding == "br":
+        brotli = importlib.import_module("brotli")  # optional: the br tests skip without it
+        return bytes(brotli.compress(body))
+    raise ValueError(encoding)
+
+
+@functools.cache
+def bomb() -> bytes:
+    """A gzip body that decodes to :data:`BOMB_BYTES` of the letter A (built once)."""
+    packer = zlib.compressobj(9, wbits=16 + zlib.MAX_WBITS)
+    block = b"A" * 1_000_000
+    parts = [packer.compress(block) for _ in range(BOMB_BYTES // len(block))]
+    return b"".join(parts) + packer.flush()
+
+
+@functools.cache
+def varied_text(size: int) -> bytes:
+    """Deterministic prose-like text that compresses about as well as a real page."""
+    rng = random.Random(size)
+    vocabulary = ["sun", "panel", "cell", "wind", "grid", "power", "roof", "volt", "amp", "watt", "light"]
+    words = (rng.choice(vocabulary) + str(rng.randrange(1000)) for _ in range(size // 4))
+    return " ".join(words).encode()[:size]
 
 
 @dataclass
@@ -204,6 +244,64 @@ def _make_handler(recorder: Recorder, scripted: Scripted, stop_event: threading.
             except OSError:
                 return
 
+        def _send_encoded(self, body: bytes, encoding: str, content_type: str = "text/html; charset=utf-8") -> None:
+            self._send(200, body, content_type, {"Content-Encoding": encoding})
+
+        def gzip_page(self) -> None:
+            self._send_encoded(encode(ARTICLE_HTML.encode(), "gzip"), "gzip")
+
+        def deflate_zlib_page(self) -> None:
+            self._send_encoded(encode(ARTICLE_HTML.encode(), "deflate-zlib"), "deflate")
+
+        def deflate_raw_page(self) -> None:
+            self._send_encoded(encode(ARTICLE_HTML.encode(), "deflate-raw"), "deflate")
+
+        def br_page(self) -> None:
+            self._send_encoded(encode(ARTICLE_HTML.encode(), "br"), "br")
+
+        def gzip_gzip_page(self) -> None:
+            twice = encode(encode(ARTICLE_HTML.encode(), "gzip"), "gzip")
+            self._send_encoded(twice, "gzip, gzip")
+
+        def gzip_members(self) -> None:
+            # Two gzip members back to back (what concatenating .gz files gives): both count.
+            body = encode(b"first member. ", "gzip") + encode(b"second member.", "gzip")
+            self._send_encoded(body, "gzip", "text/plain; charset=utf-8")
+
+        def chunked_gzip(self) -> None:
+            # Transfer-Encoding: chunked, the compressed body split across small chunks.
+            body = encode(ARTICLE_HTML.encode(), "gzip")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for start in range(0, len(body), 97):
+                piece = body[start : start + 97]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+
+        def gzip_bomb(self) -> None:
+            self._send_encoded(bomb(), "gzip", "text/plain; charset=utf-8")
+
+        def gzip_large(self) -> None:
+            self._send_encoded(encode(varied_text(600_000), "gzip"), "gzip", "text/plain; charset=utf-8")
+
+        def gzip_corrupt(self) -> None:
+            body = encode(ARTICLE_HTML.encode(), "gzip")
+            self._send_encoded(body[:20] + b"\xff" * 40 + body[60:], "gzip")
+
+        def unknown_encoding(self) -> None:
+            self._send_encoded(b"(*&^%$#@!", "x-snappy-framed")
+
+        def gzip_claimed_plain_sent(self) -> None:
+            self._send_encoded(b"this is not gzip at all", "gzip", "text/plain")
+
+        def script_only(self) -> None:
+            body = b"<html><head><title>App</title></head><body><script>render()</script></body></html>"
+            self._send(200, body, "text/html; charset=utf-8")
+
         def brave(self) -> None:
             body = (FIXTURES / "brave_web_search.json").read_bytes()
             self._send(200, body, "application/json")
@@ -229,6 +327,19 @@ def _make_handler(recorder: Recorder, scripted: Scripted, stop_event: threading.
         "/huge": Handler.huge,
         "/slow-drip": Handler.slow_drip,
         "/slow/search": Handler.slow_drip,
+        "/gzip": Handler.gzip_page,
+        "/deflate-zlib": Handler.deflate_zlib_page,
+        "/deflate-raw": Handler.deflate_raw_page,
+        "/br": Handler.br_page,
+        "/gzip-gzip": Handler.gzip_gzip_page,
+        "/gzip-members": Handler.gzip_members,
+        "/chunked-gzip": Handler.chunked_gzip,
+        "/bomb": Handler.gzip_bomb,
+        "/gzip-large": Handler.gzip_large,
+        "/gzip-corrupt": Handler.gzip_corrupt,
+        "/unknown-encoding": Handler.unknown_encoding,
+        "/gzip-not-gzip": Handler.gzip_claimed_plain_sent,
+        "/script-only": Handler.script_only,
         "/res/v1/web/search": Handler.brave,
         "/search": Handler.searxng,
     }

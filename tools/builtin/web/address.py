@@ -6,6 +6,10 @@ every address a name resolves to, and the caller then connects to the vetted add
 (see :mod:`tools.builtin.web._pinned`), so a DNS answer that changes between the check and
 the connection (DNS rebinding) cannot slip through.
 
+Which addresses count as public is an explicit table of networks
+(:mod:`tools.builtin.web._ranges`), the same on every Python version; anything the table does
+not place on its global-unicast allow list is refused.
+
 Host names in the legacy numeric IPv4 forms that browsers and ``inet_aton`` accept
 (``2130706433``, ``0x7f.1``, ``017700000001``) are parsed the WHATWG way before anything
 else, so they are judged as the address they denote.
@@ -19,10 +23,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from tools.builtin.web._ranges import IPAddress, IPNetwork, blocked_reason, is_metadata
 from tools.errors import InvalidArgumentsError, PermissionDeniedError
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+__all__ = ["AddressPolicy", "IPAddress", "IPNetwork", "Resolver", "Target", "blocked_reason", "parse_legacy_ipv4"]
 
 #: ``resolver(host, port) -> addresses``; the default uses :func:`socket.getaddrinfo`.
 Resolver = Callable[[str, int], Sequence[str]]
@@ -30,18 +34,6 @@ Resolver = Callable[[str, int], Sequence[str]]
 _ALLOWED_SCHEMES = frozenset({"http", "https"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
-# Cloud metadata endpoints: refused even inside an allow-listed network (only an allow-listed
-# host name reaches them).
-_METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
-    {
-        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
-        ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
-        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
-        ipaddress.ip_address("fd00:ec2::254"),  # AWS IPv6
-    }
-)
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _MAX_HOST_CHARS = 253
 _MAX_ADDRESSES = 4  # addresses of one host tried at most
 
@@ -128,54 +120,17 @@ def _parse_ipv4_number(part: str) -> int | None:
     return int(digits, base)
 
 
-def blocked_reason(address: IPAddress) -> str | None:
-    """Why the default policy refuses ``address``, or None when it is a public address.
-
-    IPv4 addresses embedded in IPv6 (IPv4-mapped ``::ffff:a.b.c.d``, NAT64, 6to4, Teredo)
-    are judged as the IPv4 address they carry.
-    """
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            return blocked_reason(embedded)
-    checks: tuple[tuple[bool, str], ...] = (
-        (address in _METADATA_ADDRESSES, "a cloud metadata address"),
-        (address.is_unspecified, "an unspecified address"),
-        (address.is_loopback, "a loopback address"),
-        (address.is_link_local, "a link-local address"),
-        (address.is_multicast, "a multicast address"),
-        (isinstance(address, ipaddress.IPv4Address) and address in _CGNAT, "a CGNAT address"),
-        (address.is_reserved, "a reserved address"),
-        (address.is_private, "a private address"),
-        (not address.is_global, "not a public internet address"),
-    )
-    for blocked, reason in checks:
-        if blocked:
-            return reason
-    return None
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class AddressPolicy:
     """Refuse URLs that resolve to non-public addresses, except what is allow-listed.
 
     By default only ``http``/``https`` URLs whose host resolves exclusively to public
-    internet addresses pass: loopback, private (RFC 1918, ULA), link-local, CGNAT,
-    multicast, reserved, unspecified and cloud-metadata addresses are refused, including
-    their IPv4-mapped IPv6 forms and numeric IPv4 spellings. A name that resolves to
-    several addresses is refused if any of them is refused.
+    internet addresses pass: loopback, private (RFC 1918, ULA), link-local, site-local,
+    CGNAT, multicast, reserved, benchmarking, documentation, unspecified and cloud-metadata
+    addresses are refused, including their IPv6 forms that embed an IPv4 address
+    (IPv4-mapped, NAT64, 6to4, Teredo) and numeric IPv4 spellings, and so is every address
+    outside global unicast (default deny). A name that resolves to several addresses is
+    refused if any of them is refused.
 
     Args:
         allow_hosts: Host names (exact, case-insensitive; ``".corp.example"`` also matches
@@ -259,10 +214,10 @@ class AddressPolicy:
         )
 
     def _vet(self, url: str, address: IPAddress) -> None:
-        metadata = address in _METADATA_ADDRESSES
+        metadata = is_metadata(address)
         if not metadata and any(address in network for network in self.allow_networks):
             return
-        reason = blocked_reason(address)
+        reason = "a cloud metadata address" if metadata else blocked_reason(address)
         if reason is not None:
             raise PermissionDeniedError(
                 f"Refused to load {url}: it points to {address}, {reason}. Only public "

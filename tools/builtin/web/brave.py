@@ -107,9 +107,11 @@ def _status_error(exc: HttpStatusError) -> UpstreamError:
         return UpstreamError("Brave Search rate limit reached; try again in a minute.")
     if exc.status >= 500:
         return UpstreamError(f"Brave Search failed (HTTP {exc.status}); try again later.")
+    # Any other 4xx is about this query, not the service: it does not trip the breaker.
     return UpstreamError(
         f"Brave Search refused the request (HTTP {exc.status}); try a shorter, simpler query.",
         retryable=False,
+        trips_breaker=False,
     )
 
 

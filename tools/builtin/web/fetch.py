@@ -2,9 +2,14 @@
 
 :class:`PageFetcher` follows redirects itself (``allow_redirects`` is never left to
 requests), vets every hop with an :class:`~tools.builtin.web.address.AddressPolicy`,
-connects to the vetted address, streams the body and stops at ``max_bytes``, and enforces
-a total deadline on top of the connect/read timeouts, so a server that drips one byte at a
-time cannot hold the call.
+connects to the vetted address, streams and decodes the body (gzip, deflate, br; see
+:mod:`tools.builtin.web._decode`) and stops at ``max_bytes`` of decoded bytes, refusing
+decompression bombs, and enforces a total deadline on top of the connect/read timeouts, so
+a server that drips one byte at a time cannot hold the call.
+
+Every failure here is about the page asked for (the site is down, slow, refuses, sends
+garbage), not about the tool, so none of them trips the tool's circuit breaker
+(``trips_breaker=False``): five broken URLs in a row leave the web tool available.
 """
 
 from __future__ import annotations
@@ -19,6 +24,13 @@ import requests
 import urllib3
 from requests.structures import CaseInsensitiveDict
 
+from tools.builtin.web._decode import (
+    BodyDecoder,
+    ContentEncodingError,
+    load_brotli,
+    parse_content_encoding,
+    supported_encodings,
+)
 from tools.builtin.web._pinned import PinnedAddressAdapter
 from tools.builtin.web.address import AddressPolicy, Target
 from tools.errors import InvalidArgumentsError, ToolError, ToolTimeoutError, UpstreamError
@@ -42,13 +54,16 @@ class FetchLimits:
     """Bounds for one page load.
 
     Attributes:
-        max_bytes: Body bytes read at most (after content decoding); the rest is dropped and
-            the page is marked truncated.
+        max_bytes: Body bytes read at most, counted after content decoding (gzip, deflate,
+            br); the rest is dropped and the page is marked truncated.
         connect_timeout: Seconds to open a connection.
         read_timeout: Seconds one read may wait for data.
         total_timeout: Seconds for the whole load, redirects included.
         max_redirects: Redirect hops followed at most.
         chunk_size: Bytes asked for per read.
+        max_compression_ratio: A compressed page that decodes past ``max_bytes`` at more
+            than this many decoded bytes per compressed byte is refused as a decompression
+            bomb (real pages compress 3-20 times; a bomb 1,000 times or more).
     """
 
     max_bytes: int = 2_000_000
@@ -57,12 +72,15 @@ class FetchLimits:
     total_timeout: float = 20.0
     max_redirects: int = 5
     chunk_size: int = 65_536
+    max_compression_ratio: float = 100.0
 
     def __post_init__(self) -> None:
         if self.max_bytes < 1 or self.max_redirects < 0 or self.chunk_size < 1:
             raise ValueError("FetchLimits: max_bytes/chunk_size must be >= 1, max_redirects >= 0")
         if min(self.connect_timeout, self.read_timeout, self.total_timeout) <= 0:
             raise ValueError("FetchLimits: timeouts must be positive")
+        if not self.max_compression_ratio >= 1:
+            raise ValueError("FetchLimits: max_compression_ratio must be >= 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +140,9 @@ class PageFetcher:
 
     Environment proxies are not used: a proxy would connect on its own and defeat the
     address pinning. Use an egress firewall and ``allow_*`` lists instead.
+
+    Compressed pages are asked for (``Accept-Encoding: gzip, deflate`` and ``br`` when the
+    ``brotli`` package, 1.2 or newer, is installed) and decoded within ``max_bytes``.
     """
 
     def __init__(
@@ -138,6 +159,8 @@ class PageFetcher:
         self._user_agent = user_agent
         self._verify: bool | str = ca_bundle if ca_bundle else True
         self._clock = clock
+        self._brotli = load_brotli()
+        self._encodings = supported_encodings(self._brotli)
 
     def fetch(self, url: str) -> FetchedPage:
         """Load ``url``, following at most ``max_redirects`` redirects, each hop re-vetted.
@@ -145,10 +168,11 @@ class PageFetcher:
         Hostile or broken input is refused with a :class:`~tools.errors.ToolError` subclass,
         never an unexpected exception: malformed URLs and other schemes ->
         ``InvalidArgumentsError``; non-public addresses (also via a redirect) ->
-        ``PermissionDeniedError``; non-text content types, HTTP 4xx and too many redirects ->
-        ``ToolError``; 5xx and connection failures -> ``UpstreamError``; running past the
-        total deadline (slow-drip servers) -> ``ToolTimeoutError``. Oversized bodies are cut
-        at ``max_bytes`` and flagged ``truncated``.
+        ``PermissionDeniedError``; non-text content types, HTTP 4xx, too many redirects,
+        unknown or corrupt content encodings and decompression bombs -> ``ToolError``; 5xx
+        and connection failures -> ``UpstreamError``; running past the total deadline
+        (slow-drip servers) -> ``ToolTimeoutError``. None of them trips the circuit breaker.
+        Oversized bodies are cut at ``max_bytes`` (decoded) and flagged ``truncated``.
         """
         deadline = self._clock() + self.limits.total_timeout
         adapter = PinnedAddressAdapter()
@@ -188,7 +212,7 @@ class PageFetcher:
                 "Host": target.host_header,
                 "User-Agent": self._user_agent,
                 "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,text/markdown;q=0.8",
-                "Accept-Encoding": "gzip, deflate",
+                "Accept-Encoding": ", ".join(self._encodings),
             }
         )
         return prepared, target
@@ -226,14 +250,19 @@ class PageFetcher:
         try:
             return adapter.send(prepared, stream=True, timeout=timeout, verify=self._verify, proxies={})
         except requests.exceptions.Timeout as exc:
-            raise ToolTimeoutError(f"{target.url} did not answer in time; the site may be slow or down.") from exc
+            raise ToolTimeoutError(
+                f"{target.url} did not answer in time; the site may be slow or down.", trips_breaker=False
+            ) from exc
         except requests.exceptions.SSLError as exc:
             raise UpstreamError(
                 f"{target.url} has a TLS/certificate problem; it cannot be loaded safely.",
                 retryable=False,
+                trips_breaker=False,
             ) from exc
         except requests.exceptions.RequestException as exc:
-            raise UpstreamError(f"Could not connect to {target.url} ({type(exc).__name__}).") from exc
+            raise UpstreamError(
+                f"Could not connect to {target.url} ({type(exc).__name__}).", trips_breaker=False
+            ) from exc
 
     def _finish(
         self,
@@ -245,7 +274,11 @@ class PageFetcher:
     ) -> FetchedPage:
         status = response.status_code
         if status >= 500:
-            raise UpstreamError(f"{target.url} answered HTTP {status} (a server error).")
+            raise UpstreamError(
+                f"{target.url} answered HTTP {status} (a server error).",
+                details={"status_code": status},
+                trips_breaker=False,
+            )
         if status >= 400:
             raise ToolError(
                 f"{target.url} answered HTTP {status} {response.reason or ''}".rstrip()
@@ -259,7 +292,8 @@ class PageFetcher:
                 f"{target.url} is {shown}, not a text page; only HTML, plain text, Markdown and JSON can be loaded.",
                 details={"content_type": media_type},
             )
-        body, truncated = self._read_body(target.url, response, deadline)
+        encodings = self._content_encodings(target.url, response.headers.get("content-encoding"))
+        body, truncated = self._read_body(target.url, response, deadline, encodings)
         return FetchedPage(
             url=url,
             final_url=target.url,
@@ -271,23 +305,60 @@ class PageFetcher:
             redirects=tuple(redirects),
         )
 
-    def _read_body(self, url: str, response: requests.Response, deadline: float) -> tuple[bytes, bool]:
+    def _content_encodings(self, url: str, header: str | None) -> list[str]:
+        try:
+            return parse_content_encoding(header, self._encodings)
+        except ContentEncodingError as exc:
+            raise _encoding_error(url, exc, self._encodings) from None
+
+    def _read_body(
+        self, url: str, response: requests.Response, deadline: float, encodings: list[str]
+    ) -> tuple[bytes, bool]:
         limit = self.limits.max_bytes
         chunks: list[bytes] = []
         size = 0
+        raw = response.raw
+
+        def read_raw(amount: int) -> bytes:
+            self._remaining(url, deadline, size)
+            data: bytes = raw.read1(amount, decode_content=False)
+            return data
+
+        decoder = BodyDecoder(encodings, read_raw, chunk_size=self.limits.chunk_size, brotli=self._brotli)
         try:
             while size < limit:
-                self._remaining(url, deadline, size)
-                chunk = response.raw.read1(min(self.limits.chunk_size, limit - size))
+                chunk = decoder.read(min(self.limits.chunk_size, limit - size))
                 if not chunk:
                     return b"".join(chunks), False
                 chunks.append(chunk)
                 size += len(chunk)
+            truncated = bool(decoder.read(1))  # exactly max_bytes long is not truncated
+        except ContentEncodingError as exc:
+            raise _encoding_error(url, exc, self._encodings) from None
         except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
-            raise ToolTimeoutError(f"{url} stopped sending data; the page could not be loaded in time.") from exc
+            raise ToolTimeoutError(
+                f"{url} stopped sending data; the page could not be loaded in time.", trips_breaker=False
+            ) from exc
         except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, OSError) as exc:
-            raise UpstreamError(f"The connection to {url} broke while reading the page.") from exc
-        return b"".join(chunks), True
+            raise UpstreamError(f"The connection to {url} broke while reading the page.", trips_breaker=False) from exc
+        if truncated and encodings:
+            self._refuse_bomb(url, size, decoder.consumed, encodings)
+        return b"".join(chunks), truncated
+
+    def _refuse_bomb(self, url: str, size: int, consumed: int, encodings: list[str]) -> None:
+        ratio = size / max(consumed, 1)
+        if ratio <= self.limits.max_compression_ratio:
+            return
+        raise ToolError(
+            f"Refused to load {url}: {consumed:,} compressed bytes expand to more than "
+            f"{self.limits.max_bytes:,} bytes (over {ratio:,.0f} to 1), which is a decompression "
+            "bomb, not a web page. Try another page.",
+            details={
+                "max_bytes": self.limits.max_bytes,
+                "compressed_bytes": consumed,
+                "content_encoding": ", ".join(encodings),
+            },
+        )
 
     def _remaining(self, url: str, deadline: float, received: int) -> float:
         remaining = deadline - self._clock()
@@ -296,8 +367,26 @@ class PageFetcher:
                 f"Loading {url} took longer than {self.limits.total_timeout:g} s "
                 f"({received} bytes received); stopped. The site is too slow.",
                 details={"bytes_received": received},
+                trips_breaker=False,
             )
         return remaining
+
+
+def _encoding_error(url: str, exc: ContentEncodingError, supported: tuple[str, ...]) -> ToolError:
+    details = {"content_encoding": exc.encoding}
+    if exc.reason == "corrupt":
+        return ToolError(
+            f"{url} sent its page compressed with {exc.encoding}, but the data could not be decoded "
+            f"(corrupt or not really {exc.encoding}). Try again later or load another page.",
+            details=details,
+        )
+    if exc.reason == "too_many":
+        return ToolError(f"{url} sent its page with {exc}; refused. Load another page.", details=details)
+    return ToolError(
+        f"{url} sent its page with content encoding '{exc.encoding}', which cannot be decoded "
+        f"(supported: {', '.join(supported)}). Load another page.",
+        details=details,
+    )
 
 
 def _connection_refused(error: UpstreamError) -> bool:

@@ -106,7 +106,12 @@ def _status_error(exc: HttpStatusError) -> UpstreamError:
         return UpstreamError("The SearXNG instance is rate limiting; try again in a minute.")
     if exc.status >= 500:
         return UpstreamError(f"The SearXNG instance failed (HTTP {exc.status}); try later.")
-    return UpstreamError(f"The SearXNG instance refused the request (HTTP {exc.status}).", retryable=False)
+    # Any other 4xx is about this query, not the service: it does not trip the breaker.
+    return UpstreamError(
+        f"The SearXNG instance refused the request (HTTP {exc.status}); try a shorter, simpler query.",
+        retryable=False,
+        trips_breaker=False,
+    )
 
 
 def _parse(data: Any, count: int) -> list[SearchHit]:

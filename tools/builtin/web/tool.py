@@ -128,9 +128,18 @@ class WebLoadAction(ActionStrategy[WebLoadRequest]):
         self._extractor = extractor
 
     def execute(self, request: WebLoadRequest) -> dict[str, Any]:
-        """Load and extract; refusals, limits and HTTP failures are clear ToolErrors."""
+        """Load and extract; refusals, limits, HTTP failures and empty pages are clear ToolErrors.
+
+        All of them are about the URL asked for, so none trips the circuit breaker.
+        """
         page = self._fetcher.fetch(request.url)
         extracted = self._extractor.extract(page, include_links=request.include_links)
+        if not extracted.text:
+            raise ToolError(
+                f"{page.final_url} has no readable text (the page is empty, or builds its content "
+                "with JavaScript, which is not run). Load another page, or search for the information.",
+                details={"final_url": page.final_url, "content_type": page.content_type},
+            )
         notes: list[str] = []
         if page.truncated:
             notes.append(
@@ -147,8 +156,6 @@ class WebLoadAction(ActionStrategy[WebLoadRequest]):
                 else ""
             )
             notes.append(f"Text cut at {len(text):,} of {len(extracted.text):,} characters.{hint}")
-        if not text:
-            notes.append("The page has no readable text.")
         links = [WebLink(text=link.text, url=link.url) for link in extracted.links] if request.include_links else None
         result = WebPage(
             url=page.url,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 import requests
+from pytest_mock import MockerFixture
 
 from tools.builtin.web import AddressPolicy, blocked_reason, parse_legacy_ipv4
 from tools.builtin.web._pinned import PinnedAddressAdapter, UnpinnedHostError
@@ -84,6 +85,122 @@ def test_non_public_addresses_are_blocked(address: str, reason: str) -> None:
 @pytest.mark.parametrize("address", ["8.8.8.8", "93.184.216.34", "2606:4700:4700::1111"])
 def test_public_addresses_pass(address: str) -> None:
     assert blocked_reason(ipaddress.ip_address(address)) is None
+
+
+#: (address, reason or None for public). Rows marked "differs" are classified differently by
+#: the ``ipaddress`` tables of Python 3.11.0-3.11.9 / 3.12.0-3.12.3 and of later releases, or
+#: are "global" there although they are not public web addresses.
+ADDRESS_TABLE: list[tuple[str, str | None]] = [
+    # IPv4 special-purpose ranges
+    ("0.0.0.0", "an unspecified address"),
+    ("0.1.2.3", "a 'this network' address"),
+    ("10.255.255.255", "a private address"),
+    ("100.64.0.1", "a CGNAT address"),
+    ("100.127.255.254", "a CGNAT address"),
+    ("100.128.0.1", None),
+    ("100.100.100.200", "a cloud metadata address"),
+    ("127.255.0.1", "a loopback address"),
+    ("169.254.0.1", "a link-local address"),
+    ("169.254.170.2", "a cloud metadata address"),
+    ("172.31.255.255", "a private address"),
+    ("172.32.0.1", None),
+    ("192.0.0.8", "a reserved address"),
+    ("192.0.0.9", "a reserved address"),  # differs: "global" since 3.11.10 / 3.12.4
+    ("192.0.0.10", "a reserved address"),  # differs
+    ("192.0.0.170", "a reserved address"),
+    ("192.0.2.1", "a documentation address"),
+    ("192.88.99.1", "a reserved address"),  # differs: "global" in every version
+    ("192.168.0.1", "a private address"),
+    ("198.18.0.1", "a benchmarking address"),
+    ("198.19.255.255", "a benchmarking address"),
+    ("198.20.0.1", None),
+    ("198.51.100.7", "a documentation address"),
+    ("203.0.113.9", "a documentation address"),
+    ("224.0.0.251", "a multicast address"),
+    ("239.255.255.250", "a multicast address"),
+    ("240.0.0.1", "a reserved address"),
+    ("255.255.255.255", "a broadcast address"),
+    ("1.1.1.1", None),
+    ("192.31.196.1", None),  # AS112: globally reachable
+    ("223.255.255.254", None),
+    # IPv6
+    ("::", "an unspecified address"),
+    ("::1", "a loopback address"),
+    ("::2", "a 'this network' address"),  # IPv4-compatible ::0.0.0.2
+    ("::8.8.8.8", "a deprecated IPv4-compatible address"),
+    ("::127.0.0.1", "a loopback address"),
+    ("::ffff:8.8.8.8", None),  # differs: IPv4-mapped judged as its IPv4 address
+    ("::ffff:10.1.2.3", "a private address"),
+    ("::ffff:0:8.8.8.8", "a deprecated IPv4-compatible address"),  # IPv4-translated
+    ("64:ff9b::8.8.8.8", None),  # NAT64 of a public address
+    ("64:ff9b::10.0.0.1", "a private address"),
+    ("64:ff9b:1::1", "a private address"),  # differs: local-use NAT64
+    ("100::1", "a reserved address"),
+    ("2001::1", "an unspecified address"),  # Teredo with server 0.0.0.0
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "a documentation address"),  # Teredo, client 192.0.2.45
+    ("2001:0:808:808:8000:63bf:f7f7:f7f7", None),  # Teredo, server and client public
+    ("2001:0:808:808:8000:63bf:f5ff:fffe", "a private address"),  # Teredo, client 10.0.0.1
+    ("2001:1::1", "a reserved address"),  # differs
+    ("2001:1::2", "a reserved address"),  # differs
+    ("2001:2::1", "a benchmarking address"),
+    ("2001:3::1", "a reserved address"),  # differs (AMT)
+    ("2001:4:112::1", "a reserved address"),  # differs (AS112-v6 in the IETF block)
+    ("2001:10::1", "a reserved address"),
+    ("2001:20::1", "a reserved address"),  # differs (ORCHIDv2)
+    ("2001:30::1", "a reserved address"),  # differs
+    ("2001:db8::1", "a documentation address"),
+    ("2002:808:808::1", None),  # 6to4 of a public address
+    ("2002:c0a8:101::1", "a private address"),  # 6to4 of 192.168.1.1
+    ("2002:a9fe:a9fe::1", "a cloud metadata address"),
+    ("2606:4700:4700::1111", None),
+    ("2620:4f:8000::1", None),
+    ("3fff::1", "a documentation address"),  # differs: RFC 9637 (2024)
+    ("3fff:fff::1", "a documentation address"),
+    ("4000::1", "not a public internet address"),
+    ("5f00::1", "a reserved address"),  # differs
+    ("fc00::1", "a private address"),
+    ("fd12:3456::1", "a private address"),
+    ("fd00:ec2::254", "a cloud metadata address"),
+    ("fe80::1", "a link-local address"),
+    ("fec0::1", "a site-local address"),  # differs: "global" before 3.11.10 / 3.12.4
+    ("feff::1", "a site-local address"),
+    ("ff02::1", "a multicast address"),
+    ("e000::1", "not a public internet address"),
+]
+
+
+@pytest.mark.parametrize(("address", "reason"), ADDRESS_TABLE)
+def test_address_table(address: str, reason: str | None) -> None:
+    assert blocked_reason(ipaddress.ip_address(address)) == reason
+
+
+@pytest.mark.parametrize(
+    "flag", ["is_private", "is_global", "is_reserved", "is_loopback", "is_link_local", "is_multicast", "is_site_local"]
+)
+def test_the_decision_never_reads_the_ipaddress_tables(mocker: MockerFixture, flag: str) -> None:
+    # Fault injection: the running Python's flags would be wrong; the answers stay the same.
+    for cls in (ipaddress.IPv4Address, ipaddress.IPv6Address):
+        if hasattr(cls, flag):
+            mocker.patch.object(cls, flag, new=property(lambda self: pytest.fail("ipaddress flag consulted")))
+    for address, reason in ADDRESS_TABLE:
+        assert blocked_reason(ipaddress.ip_address(address)) == reason, address
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://[fec0::1]/", "http://[64:ff9b:1::1]/", "http://192.0.0.9/", "http://[5f00::1]/", "http://[3fff::1]/"],
+)
+def test_policy_refuses_ranges_python_calls_global(url: str) -> None:
+    with pytest.raises(PermissionDeniedError, match="Only public internet addresses"):
+        AddressPolicy(resolver=FakeResolver({})).check_url(url)
+
+
+def test_metadata_in_ipv6_forms_stays_refused_inside_allowed_networks() -> None:
+    policy = AddressPolicy.build(allow_networks=["::ffff:0:0/96", "2002::/16"])
+    assert policy.check_url("http://[::ffff:8.8.4.4]/").address == "::ffff:808:404"
+    for url in ("http://[::ffff:169.254.169.254]/", "http://[2002:a9fe:a9fe::1]/"):
+        with pytest.raises(PermissionDeniedError, match="metadata"):
+            policy.check_url(url)
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,10 @@ def test_fetch_limits_are_validated() -> None:
         FetchLimits(max_bytes=0)
     with pytest.raises(ValueError, match="timeouts"):
         FetchLimits(total_timeout=0)
+    with pytest.raises(ValueError, match="max_compression_ratio"):
+        FetchLimits(max_compression_ratio=0.5)
+    with pytest.raises(ValueError, match="max_compression_ratio"):
+        FetchLimits(max_compression_ratio=float("nan"))
 
 
 def test_extractor_keeps_main_text_and_finds_title_and_links() -> None:
