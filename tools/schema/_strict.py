@@ -530,15 +530,18 @@ def schema_admits_null(node: Any, defs: Mapping[str, Any] | None = None) -> bool
 
 
 def strip_disallowed_nulls(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> Any:
-    """Drop object keys whose value is null where the schema does not admit null.
+    """Drop the nulls that mean "use the default".
 
     The model sends ``null`` for an optional argument it leaves out (strict mode makes it
-    send every key); removing such keys lets validation fill the default. Applies at any
-    depth: nested objects, ``$ref``'d models, array items, ``additionalProperties``
-    values, union branches (a null key is removed only if no branch that declares the key
-    admits null; branches whose ``const``/``enum`` discriminators or required keys do not
-    fit the value are not considered). Keys the schema does not declare are left alone;
-    nulls inside arrays are kept.
+    send every key); removing such keys lets validation fill the default. A null is removed
+    only for a key declared in ``properties`` whose schema does not admit null and that has
+    a ``default`` or is not required. Map entries (``additionalProperties`` /
+    ``patternProperties`` values), free-form objects and untyped nodes keep their nulls:
+    there a null is a value the model sent. Applies at any depth: nested objects, ``$ref``'d
+    models, array items, models inside map values, union branches (a null key is removed
+    only if no branch that declares the key admits null; branches whose ``const``/``enum``
+    discriminators or required keys do not fit the value are not considered). Keys the
+    schema does not declare are left alone; nulls inside arrays are kept.
 
     Returns ``value`` itself, not a copy, when there is nothing to strip (a quick scan for
     None comes first); otherwise a copy where only the changed containers are new. Any
