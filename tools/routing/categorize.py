@@ -114,7 +114,9 @@ def external_manual(
     The category comes from :func:`categorize_tool`: ``known`` (looked up by the server's
     name for the tool, then by the local name), then ``server_default``, then the name
     heuristic. The server's hints decide mutation and risk when given (MCP's
-    ``readOnlyHint`` and ``destructiveHint``), else the category does.
+    ``readOnlyHint`` and ``destructiveHint``), else the category does; a tool the heuristic
+    would call ``file-read`` but the server marks as not read-only (or destructive) is
+    ``file-write``, so read-only agents never get it on a guess.
 
     Args:
         name: The local (registered) name, possibly prefixed.
@@ -135,6 +137,11 @@ def external_manual(
     category = categorize_tool(
         remote, server=server or "", description=description, known=known, server_defaults=defaults
     )
+    explicit = bool(known and remote in known) or server_default is not None
+    if not explicit and category is ToolCategory.FILE_READ and (read_only is False or destructive):
+        # The name looked like a read, but the server says the tool changes things
+        # (``git_commit``): never hand it to read-only agents on a guess.
+        category = ToolCategory.FILE_WRITE
     mutating = (
         (not read_only) if read_only is not None else category in (ToolCategory.FILE_WRITE, ToolCategory.EXECUTION)
     )

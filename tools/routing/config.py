@@ -124,6 +124,14 @@ class ToolRoutingConfig(BaseModel):
         """Where the config came from (its file name), for error messages."""
         return self._source
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolRoutingConfig):
+            return NotImplemented
+        # Where a config came from (``source``) is not part of its value.
+        return (self.global_deny, self.profiles, self.manuals) == (other.global_deny, other.profiles, other.manuals)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def override_for(self, agent_type: str) -> AgentToolOverride:
         """The override of ``agent_type`` (an empty one when the config has none)."""
         return self.profiles.get(agent_type) or _EMPTY_OVERRIDE
