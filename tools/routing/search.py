@@ -25,6 +25,20 @@ from tools.routing.manual import ToolCategory, ToolManual
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MAX_QUERY = 500
+# Words people use for the usual actions of tool names (``create_x`` is asked for as "add a
+# new x", ``update_x`` as "change x"), added to a tool's document so that BM25 matches them.
+_ACTION_WORDS: dict[str, str] = {
+    "create": "new add make open post send upload start",
+    "write": "save store create",
+    "update": "change edit modify set move rename restart",
+    "delete": "remove cancel drop close",
+    "list": "show all recent which",
+    "get": "show read fetch view one",
+    "read": "show view open get",
+    "search": "find query look lookup",
+    "find": "search query look",
+    "run": "execute start launch",
+}
 
 
 def _words(text: str) -> str:
@@ -33,8 +47,11 @@ def _words(text: str) -> str:
 
 
 def _document(manual: ToolManual, description: str) -> str:
+    name_words = _words(manual.name)
+    actions = [_ACTION_WORDS[w] for w in dict.fromkeys(name_words.lower().split()) if w in _ACTION_WORDS]
     parts = [
-        _words(manual.name),
+        name_words,
+        *actions,
         _words(manual.display_name),
         description,
         manual.description if manual.description != description else "",

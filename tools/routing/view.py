@@ -41,6 +41,7 @@ class _State:
     manuals: list[ToolManual]
     names: tuple[str, ...]
     name_set: frozenset[str]
+    complete: bool = False
     index: ToolIndex | None = None
     exported: frozenset[str] | None = None
     loaded: list[str] = field(default_factory=list)
@@ -172,11 +173,13 @@ class ToolView:
             state = self._state
             if state is not None and state.version == version:
                 return state
-            manuals = self._router.resolve(self._agent_type, self._registry.manuals())
+            registered = self._registry.manuals()
+            manuals = self._router.resolve(self._agent_type, registered)
             names = tuple(m.name for m in manuals)
             name_set = frozenset(names)
             loaded = [n for n in state.loaded if n in name_set] if state is not None else []
-            state = _State(version, manuals, names, name_set, loaded=loaded)
+            complete = len(names) == len(registered)
+            state = _State(version, manuals, names, name_set, complete=complete, loaded=loaded)
             self._state = state
             return state
 
@@ -355,10 +358,11 @@ class ToolView:
         tool = self._registry.get_tool(name)
         return tool.description if tool is not None else ""
 
-    def _exported(self) -> frozenset[str]:
+    def _exported(self) -> frozenset[str] | None:
         state = self._current()
         if self._search is None:
-            return state.name_set
+            # Every registered tool (``main``): the registry's unfiltered export is the same.
+            return None if state.complete else state.name_set
         exported = state.exported
         if exported is None:
             with self._lock:
