@@ -225,9 +225,9 @@ def register_builtin_tools(registry: LocalToolRegistry) -> list[Callable[[], Non
 
     math, code, store = MathSolverTool(), CodeExecutorTool(), SqliteKnowledgeStore(":memory:")
     context = UserContextTool(context_bridge=ContextBridge("http://127.0.0.1:9"))
-    for tool in (math, KnowledgeStoreTool(store=store), KnowledgeSearchTool(store=store), code):
-        registry.register(tool)
-    for tool in (WebTool(), WebSearchTool(), WebLoadTool(), context):
+    tools: list[BaseTool[Any, Any]] = [math, KnowledgeStoreTool(store=store), KnowledgeSearchTool(store=store), code]
+    tools += [WebTool(), WebSearchTool(), WebLoadTool(), context]
+    for tool in tools:
         registry.register(tool)
     for alias in USER_CONTEXT_ALIASES:
         registry.register(context, name=alias.name, description=alias.description, preset=alias.preset)
@@ -236,39 +236,93 @@ def register_builtin_tools(registry: LocalToolRegistry) -> list[Callable[[], Non
 
 # Generated services: (name, title, {object: detail}); tools are service_verb_object.
 SERVICES: list[tuple[str, str, dict[str, str]]] = [
-    ("github", "GitHub", {"issue": "bug reports and feature requests", "pull_request": "code changes to review",
-                          "release": "tagged versions with notes", "workflow_run": "CI runs of Actions workflows"}),
-    ("gitlab", "GitLab", {"merge_request": "code changes to review", "pipeline": "CI/CD pipelines",
-                          "issue": "tracked work items"}),
-    ("jira", "Jira", {"ticket": "tracked work items with status", "sprint": "time-boxed iterations",
-                      "comment": "discussion on a ticket"}),
-    ("linear", "Linear", {"issue": "engineering tasks", "project": "groups of issues with a target date",
-                          "cycle": "Linear's sprints"}),
-    ("slack", "Slack", {"message": "chat messages in channels", "channel": "team conversations",
-                        "reminder": "timed reminders for a user"}),
-    ("notion", "Notion", {"page": "documents in a workspace", "database": "tables of pages",
-                          "comment": "discussion on a page"}),
+    (
+        "github",
+        "GitHub",
+        {
+            "issue": "bug reports and feature requests",
+            "pull_request": "code changes to review",
+            "release": "tagged versions with notes",
+            "workflow_run": "CI runs of Actions workflows",
+        },
+    ),
+    (
+        "gitlab",
+        "GitLab",
+        {"merge_request": "code changes to review", "pipeline": "CI/CD pipelines", "issue": "tracked work items"},
+    ),
+    (
+        "jira",
+        "Jira",
+        {
+            "ticket": "tracked work items with status",
+            "sprint": "time-boxed iterations",
+            "comment": "discussion on a ticket",
+        },
+    ),
+    (
+        "linear",
+        "Linear",
+        {"issue": "engineering tasks", "project": "groups of issues with a target date", "cycle": "Linear's sprints"},
+    ),
+    (
+        "slack",
+        "Slack",
+        {
+            "message": "chat messages in channels",
+            "channel": "team conversations",
+            "reminder": "timed reminders for a user",
+        },
+    ),
+    (
+        "notion",
+        "Notion",
+        {"page": "documents in a workspace", "database": "tables of pages", "comment": "discussion on a page"},
+    ),
     ("confluence", "Confluence", {"page": "wiki pages", "space": "sections of the wiki"}),
-    ("gdrive", "Google Drive", {"file": "documents, sheets and uploads", "folder": "folders of files",
-                                "permission": "who can access a file"}),
+    (
+        "gdrive",
+        "Google Drive",
+        {"file": "documents, sheets and uploads", "folder": "folders of files", "permission": "who can access a file"},
+    ),
     ("gmail", "Gmail", {"email": "messages in the mailbox", "draft": "unsent messages", "label": "mail labels"}),
     ("gcal", "Google Calendar", {"event": "meetings and appointments", "calendar": "calendars of a user"}),
-    ("salesforce", "Salesforce", {"lead": "potential customers", "opportunity": "deals in the pipeline",
-                                  "account": "customer companies"}),
+    (
+        "salesforce",
+        "Salesforce",
+        {"lead": "potential customers", "opportunity": "deals in the pipeline", "account": "customer companies"},
+    ),
     ("hubspot", "HubSpot", {"contact": "people in the CRM", "deal": "sales deals", "company": "companies"}),
-    ("stripe", "Stripe", {"payment": "card payments", "refund": "money returned to a customer",
-                          "invoice": "bills sent to customers", "subscription": "recurring billing plans"}),
+    (
+        "stripe",
+        "Stripe",
+        {
+            "payment": "card payments",
+            "refund": "money returned to a customer",
+            "invoice": "bills sent to customers",
+            "subscription": "recurring billing plans",
+        },
+    ),
     ("shopify", "Shopify", {"order": "store orders", "product": "items for sale", "inventory": "stock levels"}),
     ("zendesk", "Zendesk", {"ticket": "customer support requests", "macro": "canned support replies"}),
-    ("postgres", "PostgreSQL", {"query": "SQL statements against the database", "table": "database tables",
-                                "index": "table indexes"}),
+    (
+        "postgres",
+        "PostgreSQL",
+        {"query": "SQL statements against the database", "table": "database tables", "index": "table indexes"},
+    ),
     ("redis", "Redis", {"key": "cached values by key", "stream": "append-only event logs"}),
     ("s3", "Amazon S3", {"object": "files stored in buckets", "bucket": "storage containers"}),
-    ("k8s", "Kubernetes", {"pod": "running containers", "deployment": "rollouts of an application",
-                           "log": "container logs"}),
+    (
+        "k8s",
+        "Kubernetes",
+        {"pod": "running containers", "deployment": "rollouts of an application", "log": "container logs"},
+    ),
     ("docker", "Docker", {"container": "running containers", "image": "container images"}),
-    ("datadog", "Datadog", {"metric": "time series of measurements", "monitor": "alerting rules",
-                            "dashboard": "charts of metrics"}),
+    (
+        "datadog",
+        "Datadog",
+        {"metric": "time series of measurements", "monitor": "alerting rules", "dashboard": "charts of metrics"},
+    ),
     ("sentry", "Sentry", {"error": "application exceptions with stack traces", "release": "deployed versions"}),
     ("pagerduty", "PagerDuty", {"incident": "outages paging the on-call engineer", "schedule": "on-call rotations"}),
     ("twilio", "Twilio", {"sms": "text messages to phone numbers", "call": "phone calls"}),
@@ -426,7 +480,8 @@ def bench_export(registry: LocalToolRegistry, repeat: int) -> None:
     view = registry.for_agent("coder")
     view.to_openai_tools(strict=True)
     strict_one = median_us(lambda: view.to_openai_tools(strict=True), repeat)
-    print(f"  coder strict view {strict_one:8.1f} us   full {strict_full:8.1f} us   ratio {strict_one / strict_full:5.2f}")
+    ratio = strict_one / strict_full
+    print(f"  coder strict view {strict_one:8.1f} us   full {strict_full:8.1f} us   ratio {ratio:5.2f}")
 
 
 def bench_tokens(count: Callable[[str], int]) -> list[Callable[[], None]]:
@@ -481,8 +536,10 @@ def bench_search(count: Callable[[str], int], total: int) -> list[Callable[[], N
             misses.append(f"{query!r} -> {found} (wanted {expected})")
         result_tokens.append(count(json.dumps(fresh.call_tool("tool_search", query=query, limit=3).data)))
     print(f"  recall@3 over {len(QUERIES)} queries: {hits}/{len(QUERIES)} = {hits / len(QUERIES):.0%}")
-    print(f"  search median {statistics.median(search_us):.0f} us; a 3-match result costs "
-          f"{statistics.median(result_tokens):.0f} tokens once")
+    print(
+        f"  search median {statistics.median(search_us):.0f} us; a 3-match result costs "
+        f"{statistics.median(result_tokens):.0f} tokens once"
+    )
     for miss in misses:
         print(f"    miss: {miss}")
     return closers
