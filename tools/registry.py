@@ -30,7 +30,7 @@ from tools.schema import (
 )
 
 if TYPE_CHECKING:
-    from tools.routing import ToolManual
+    from tools.routing import ToolManual, ToolRouter, ToolView
 
 _UNSET: Any = object()
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -290,7 +290,21 @@ class LocalToolRegistry:
         """The manual of every registration, in registration order."""
         return [entry.manual for entry in list(self._entries.values())]
 
-    # for_agent(agent_type, router=None) -> ToolView: see tools/routing (section 8).
+    def for_agent(self, agent_type: str, router: ToolRouter | None = None) -> ToolView:
+        """A view that exports and calls only the tools of ``agent_type`` (DESIGN section 8).
+
+        Args:
+            agent_type: The agent type (``"coder"``, ``"reviewer"``, ...; an unknown type
+                gets every category).
+            router: Decides the agent's tools (default: ``ToolRouter()``: the default
+                profiles, no user overrides).
+
+        Raises:
+            RoutingConfigError: the router's config names tools that are not registered.
+        """
+        from tools.routing import ToolView
+
+        return ToolView(self, agent_type, router=router)
 
     def breaker(self, name: str, /, action: str | None = None) -> CircuitBreaker | None:
         """The circuit breaker of a registration (of one ``action`` of a multi-action tool,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tools.base import BaseTool
 from tools.builtin.context_bridge import ContextBridge
 from tools.errors import InvalidArgumentsError
+from tools.routing.manual import ToolCategory, ToolManual
 
 __all__ = ["USER_CONTEXT_ALIASES", "ToolAlias", "UserContextRequest", "UserContextTool"]
 
@@ -171,6 +172,15 @@ class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
         "category='commute' with destination for travel time."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="user_context",
+        display_name="User context",
+        category=ToolCategory.CONTEXT,
+        risk="safe",
+        mutating=False,
+        token_cost="medium",  # noqa: S106 - a cost level, not a secret
+        capabilities=("calendar", "finance", "weather", "commute", "personal_data"),
+    )
 
     def __init__(self, *, context_bridge: ContextBridge, user_id: str = "default") -> None:
         self._bridge = context_bridge

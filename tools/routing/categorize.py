@@ -64,25 +64,95 @@ def categorize_tool(
     return ToolCategory.FILE_READ
 
 
+def _cost(schema: Mapping[str, Any] | None, description: str) -> TokenCost:
+    import json
+
+    size = len(json.dumps(schema, default=str)) if schema else 0
+    size += len(description)
+    return "high" if size > _LARGE_SCHEMA_CHARS else "medium" if size > _MEDIUM_SCHEMA_CHARS else "low"
+
+
+def _risk(category: ToolCategory, mutating: bool, destructive: bool | None) -> RiskLevel:
+    if destructive or category is ToolCategory.EXECUTION:
+        return "dangerous"
+    return "moderate" if mutating or category is ToolCategory.WEB else "safe"
+
+
 def derive_manual(tool: BaseTool[Any, Any], *, source: ToolSource | None = None) -> ToolManual:
     """A manual for a tool that has none: category from :func:`categorize_tool`, token cost
     from the size of its schema, risk and mutation from the category."""
-    import json
-
-    name = tool.name
-    category = categorize_tool(name, description=tool.description)
-    size = len(json.dumps(tool._input_schema())) + len(tool.description)
-    cost: TokenCost = "high" if size > _LARGE_SCHEMA_CHARS else "medium" if size > _MEDIUM_SCHEMA_CHARS else "low"
-    mutating = category in (ToolCategory.FILE_WRITE, ToolCategory.EXECUTION)
-    risk: RiskLevel = "dangerous" if category is ToolCategory.EXECUTION else "moderate" if mutating else "safe"
     from tools.function_tool import FunctionTool
 
+    category = categorize_tool(tool.name, description=tool.description)
+    mutating = category in (ToolCategory.FILE_WRITE, ToolCategory.EXECUTION)
     return ToolManual(
-        name=name,
+        name=tool.name,
         description=tool.description[:300],
         category=category,
         source=source or ("function" if isinstance(tool, FunctionTool) else "builtin"),
-        risk=risk,
+        risk=_risk(category, mutating, None),
         mutating=mutating,
-        token_cost=cost,
+        token_cost=_cost(tool._input_schema(), tool.description),
+    )
+
+
+def external_manual(
+    name: str,
+    *,
+    source: ToolSource,
+    server: str | None = None,
+    remote_name: str | None = None,
+    description: str = "",
+    known: Mapping[str, ToolCategory | str] | None = None,
+    server_default: ToolCategory | str | None = None,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    schema: Mapping[str, Any] | None = None,
+) -> ToolManual:
+    """The manual of a tool that runs elsewhere (MCP, HTTP, CLI, binary, adopted).
+
+    The category comes from :func:`categorize_tool`: ``known`` (looked up by the server's
+    name for the tool, then by the local name), then ``server_default``, then the name
+    heuristic. The server's hints decide mutation and risk when given (MCP's
+    ``readOnlyHint`` and ``destructiveHint``), else the category does; a tool the heuristic
+    would call ``file-read`` but the server marks as not read-only (or destructive) is
+    ``file-write``, so read-only agents never get it on a guess.
+
+    Args:
+        name: The local (registered) name, possibly prefixed.
+        source: Where it runs (``mcp``, ``http``, ``cli``, ``binary``, ``module``).
+        server: The MCP server or host.
+        remote_name: The server's name for the tool (default: ``name``).
+        description: The tool's description.
+        known: Explicit categories by tool name.
+        server_default: The category of this server's tools that ``known`` does not name.
+        read_only: The server says the tool changes nothing (True) or changes things (False).
+        destructive: The server says the tool may destroy data.
+        schema: The tool's input schema (for the token cost).
+    """
+    remote = remote_name or name
+    if known and remote not in known and name in known:
+        remote = name
+    defaults = {server or "": server_default} if server_default is not None else None
+    category = categorize_tool(
+        remote, server=server or "", description=description, known=known, server_defaults=defaults
+    )
+    explicit = bool(known and remote in known) or server_default is not None
+    if not explicit and category is ToolCategory.FILE_READ and (read_only is False or destructive):
+        # The name looked like a read, but the server says the tool changes things
+        # (``git_commit``): never hand it to read-only agents on a guess.
+        category = ToolCategory.FILE_WRITE
+    mutating = (
+        (not read_only) if read_only is not None else category in (ToolCategory.FILE_WRITE, ToolCategory.EXECUTION)
+    )
+    return ToolManual(
+        name=name,
+        description=description[:300],
+        category=category,
+        source=source,
+        server=server or None,
+        risk=_risk(category, mutating, destructive),
+        mutating=mutating,
+        token_cost=_cost(schema, description),
+        capabilities=(remote,) if remote != name else (),
     )

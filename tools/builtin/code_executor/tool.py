@@ -10,6 +10,7 @@ from tools.base import BaseTool
 from tools.builtin.code_executor.local import LocalSandbox
 from tools.builtin.code_executor.sandbox import SandboxClient
 from tools.result import ToolResult
+from tools.routing.manual import ToolCategory, ToolManual
 
 
 class CodeExecutionRequest(BaseModel):
@@ -73,6 +74,15 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
         "code; the sandbox has no network and keeps no files between calls."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="execute_code",
+        display_name="Run code",
+        category=ToolCategory.EXECUTION,
+        risk="dangerous",
+        mutating=True,
+        token_cost="high",  # noqa: S106 - a cost level, not a secret
+        capabilities=("run_python", "code_execution", "sandbox"),
+    )
 
     def __init__(self, *, sandbox: SandboxClient | None = None) -> None:
         self._owns_sandbox = sandbox is None

@@ -14,6 +14,7 @@ from tools.base import BaseTool
 from tools.builtin.knowledge.query import MAX_QUERY_CHARS
 from tools.builtin.knowledge.sqlite_store import MAX_TEXT_CHARS
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeStore
+from tools.routing.manual import ToolCategory, ToolManual
 
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
 
@@ -102,6 +103,15 @@ class KnowledgeStoreTool(BaseTool[StoreKnowledgeRequest, StoreKnowledgeResponse]
         "search_knowledge. Identical texts are stored once."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="store_knowledge",
+        display_name="Store knowledge",
+        category=ToolCategory.MEMORY,
+        risk="moderate",
+        mutating=True,
+        token_cost="low",  # noqa: S106 - a cost level, not a secret
+        capabilities=("remember", "save_note", "knowledge_base"),
+    )
 
     def __init__(self, *, store: KnowledgeStore) -> None:
         self._store = store
@@ -143,6 +153,15 @@ class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeRespon
         "with a highlighted snippet and a relevance score, best first."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="search_knowledge",
+        display_name="Search knowledge",
+        category=ToolCategory.MEMORY,
+        risk="safe",
+        mutating=False,
+        token_cost="low",  # noqa: S106 - a cost level, not a secret
+        capabilities=("recall", "search_notes", "knowledge_base"),
+    )
 
     def __init__(self, *, store: KnowledgeStore, max_text_chars: int = 2_000) -> None:
         self._store = store

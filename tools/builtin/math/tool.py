@@ -10,6 +10,7 @@ from tools.base import BaseTool
 from tools.builtin.math.engine import MathEngine, MathJob, SympyWorkerPool
 from tools.builtin.math.parser import IR, MathParser, to_text
 from tools.errors import InvalidArgumentsError
+from tools.routing.manual import ToolCategory, ToolManual
 
 
 class MathRequest(BaseModel):
@@ -92,6 +93,15 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
         "arithmetic or algebra in your head."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="math_solver",
+        display_name="Math solver",
+        category=ToolCategory.COMPUTE,
+        risk="safe",
+        mutating=False,
+        token_cost="medium",  # noqa: S106 - a cost level, not a secret
+        capabilities=("arithmetic", "algebra", "solve_equation", "calculus", "simplify"),
+    )
 
     def __init__(self, *, engine: MathEngine | None = None, parser: MathParser | None = None) -> None:
         self._owns_engine = engine is None

@@ -19,6 +19,7 @@ from tools.builtin.web.fetch import PageFetcher
 from tools.builtin.web.search import SearchBackend, SearchHit
 from tools.composite import ActionStrategy, CompositeTool
 from tools.errors import ToolError
+from tools.routing.manual import ToolCategory, ToolManual
 
 SEARCH_NOT_CONFIGURED = (
     "Web search is not configured, so action 'search' is unavailable. Use action 'load' "
@@ -225,6 +226,15 @@ class WebTool(CompositeTool):
         "(title, url, snippet), then action 'load' with a url to read a page's main text."
     )
     version = "1.0.0"
+    manual = ToolManual(
+        name="web",
+        display_name="Web",
+        category=ToolCategory.WEB,
+        risk="moderate",
+        mutating=False,
+        token_cost="high",  # noqa: S106 - a cost level, not a secret
+        capabilities=("web_search", "read_web_page", "fetch_url"),
+    )
 
     def __init__(
         self,
@@ -254,6 +264,15 @@ class WebSearchTool(BaseTool[WebSearchRequest, dict[str, Any]]):
     name = "web_search"
     description = "Search the web; returns title, url and snippet for each result."
     version = "1.0.0"
+    manual = ToolManual(
+        name="web_search",
+        display_name="Web search",
+        category=ToolCategory.WEB,
+        risk="moderate",
+        mutating=False,
+        token_cost="medium",  # noqa: S106 - a cost level, not a secret
+        capabilities=("web_search",),
+    )
 
     def __init__(self, *, search_backend: SearchBackend | None = None) -> None:
         self._action = WebSearchAction(search_backend)
@@ -276,6 +295,15 @@ class WebLoadTool(BaseTool[WebLoadRequest, dict[str, Any]]):
     name = "load_web_page"
     description = "Read one web page by URL; returns its main text (and links if asked)."
     version = "1.0.0"
+    manual = ToolManual(
+        name="load_web_page",
+        display_name="Load web page",
+        category=ToolCategory.WEB,
+        risk="moderate",
+        mutating=False,
+        token_cost="high",  # noqa: S106 - a cost level, not a secret
+        capabilities=("read_web_page", "fetch_url"),
+    )
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ from tools.base import BaseTool, check_parameters_schema
 from tools.errors import ToolDefinitionError
 from tools.external.mcp._connect import clip
 from tools.external.mcp._results import result_data
+from tools.routing.manual import ToolManual
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
         name: The model-facing name (already sanitised).
         call_timeout: Seconds one call may take, connection included.
         version: Reported in result metadata (the server's version).
+        manual: Its routing manual (the toolset categorises each tool; source ``mcp``).
     """
 
     def __init__(
@@ -58,8 +60,10 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
         name: str,
         call_timeout: float,
         version: str = "0.0.0",
+        manual: ToolManual | None = None,
     ) -> None:
         self.name = name
+        self.manual = manual
         self.remote_name = remote.name
         # Server text becomes prompt text: bounded, so one server cannot flood the context.
         self.description = clip(remote.description or remote.title or f"MCP tool {remote.name}.")

@@ -25,6 +25,8 @@ from tools.external.mcp._session import (
 )
 from tools.external.mcp.tool import MCPTool
 from tools.result import ToolResult
+from tools.routing.categorize import external_manual
+from tools.routing.manual import ToolCategory, ToolManual
 
 logger = logging.getLogger(__name__)
 
@@ -89,10 +91,15 @@ class MCPToolset:
             revision (2026-07-28) when the server has it, falling back to the handshake.
             With SDK 2.3 the newest revision costs about a quarter more per call (see
             ``scripts/_bench_mcp.py``) and adds nothing tool calls need.
+        categories: Routing categories by tool name (the server's name or the local one);
+            they win over ``default_category`` and the name heuristic (see
+            :func:`tools.routing.categorize_tool`).
+        default_category: The category of this server's tools that ``categories`` does
+            not name (e.g. ``"planning"`` for an issue tracker); default: the heuristic.
 
     Raises:
         MCPConfigError: both or neither of ``command``/``url``, a shell string as command,
-            a non-http URL, a bad prefix or a non-positive timeout.
+            a non-http URL, a bad prefix, a non-positive timeout or an unknown category.
     """
 
     def __init__(
@@ -112,6 +119,8 @@ class MCPToolset:
         errlog: TextIO | None = None,
         label: str | None = None,
         protocol: Literal["auto", "legacy"] = "legacy",
+        categories: Mapping[str, ToolCategory | str] | None = None,
+        default_category: ToolCategory | str | None = None,
     ) -> None:
         if isinstance(command, str):
             raise MCPConfigError(
@@ -129,6 +138,8 @@ class MCPToolset:
             label=label or "",
         )
         self._prefix = check_prefix(prefix)
+        self._categories = {key: _category(value, f"categories[{key!r}]") for key, value in (categories or {}).items()}
+        self._default_category = _category(default_category, "default_category") if default_category else None
         self._call_timeout = call_timeout
         self._connect_timeout = connect_timeout
         self._progress_callback = progress_callback
@@ -188,12 +199,37 @@ class MCPToolset:
                 name=names[tool.name],
                 call_timeout=self._call_timeout,
                 version=listing.server_version,
+                manual=self._manual(tool, names[tool.name]),
             )
             for tool in _unique(listing.tools)
         ]
+        self._warn_unlisted(built)
         with self._lock:
             self._tools = built
         return list(built)
+
+    def _manual(self, tool: mcp_types.Tool, name: str) -> ToolManual:
+        hints = tool.annotations
+        return external_manual(
+            name,
+            source="mcp",
+            server=self.label,
+            remote_name=tool.name,
+            description=tool.description or "",
+            known=self._categories,
+            server_default=self._default_category,
+            read_only=hints.read_only_hint if hints is not None else None,
+            destructive=hints.destructive_hint if hints is not None else None,
+            schema=tool.input_schema,
+        )
+
+    def _warn_unlisted(self, tools: list[MCPTool]) -> None:
+        listed = {tool.name for tool in tools} | {tool.remote_name for tool in tools}
+        for key in self._categories:
+            if key not in listed:
+                logger.warning(
+                    "MCP server %s has no tool %r named in categories; fix or remove that entry", self.label, key
+                )
 
     def tool(self, name: str) -> MCPTool:
         """The tool called ``name`` (local or server name).
@@ -286,6 +322,14 @@ class MCPToolset:
     def __repr__(self) -> str:
         mode = "persistent" if self.persistent else "spawn-per-call"
         return f"MCPToolset({self.label!r}, {mode})"
+
+
+def _category(value: ToolCategory | str, key: str) -> ToolCategory:
+    try:
+        return ToolCategory(value)
+    except ValueError:
+        allowed = ", ".join(c.value for c in ToolCategory)
+        raise MCPConfigError(f"MCPToolset {key}: unknown category {str(value)[:80]!r}; allowed: {allowed}") from None
 
 
 def _unique(tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
