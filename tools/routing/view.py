@@ -26,8 +26,7 @@ from tools.routing.search import ToolIndex, ToolSearchTool
 from tools.schema import OnUnsupported, anthropic_tool, mcp_tool, openai_tool
 
 if TYPE_CHECKING:
-    from tools._runner import Arguments
-    from tools.base import BaseTool
+    from tools.base import Arguments, BaseTool
     from tools.registry import LocalToolRegistry
 
 _SHOWN = 30
