@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools._arguments import AcceptedArguments, describe_arguments, field_error, invalid_arguments, parse_arguments
 from tools._executor import ToolExecutor
-from tools.base import Arguments, BaseTool, new_request_id
+from tools.base import Arguments, BaseTool
 from tools.errors import InvalidArgumentsError
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
@@ -87,7 +87,7 @@ class ToolEntry:
             if blocked is not None:
                 return self._finish(blocked)
         tool, timeout, executor = self.tool, self.timeout, self.context.executor
-        result = tool._run(arguments, timeout=timeout, executor=executor)
+        result = tool._run(arguments, timeout, executor)
         error = result.error
         if error is None:
             if breaker._failures:
@@ -96,7 +96,7 @@ class ToolEntry:
         if self.retry is not None and error.retryable:
             started = time.perf_counter_ns()
             result, attempts = self.retry.run(
-                result, lambda: tool._run(arguments, timeout=timeout, executor=executor), sleep=self.context.sleep
+                result, lambda: tool._run(arguments, timeout, executor), sleep=self.context.sleep
             )
             result = _retried(result, attempts, started)
         return self._finish(_judge(breaker, result))
@@ -213,5 +213,5 @@ def _retried(result: ToolResult, attempts: int, started_ns: int) -> ToolResult:
 
 def _failure(tool: BaseTool[Any, Any], info: ErrorInfo) -> ToolResult:
     return ToolResult._trusted(
-        "error", None, info, tool._metadata(time.perf_counter_ns(), time.time(), new_request_id())
+        "error", None, info, tool._metadata(time.perf_counter_ns(), time.time())
     )

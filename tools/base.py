@@ -48,6 +48,7 @@ _CACHE_KEYS = (
     "_td_request_validator",
     "_td_manual",
     "_td_is_async",
+    "_td_fast",
 )
 Arguments = str | bytes | Mapping[str, Any] | None
 
@@ -55,6 +56,8 @@ Arguments = str | bytes | Mapping[str, Any] | None
 _ID_PREFIX = os.urandom(3).hex()
 _ids = itertools.count(1)
 _UTC = timezone.utc
+_perf_ns = time.perf_counter_ns
+_now = time.time
 
 
 def new_request_id() -> str:
@@ -281,7 +284,8 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     def _request(self, arguments: Arguments) -> Any:
         """The validated request from arguments in any form; raises ``ToolError``."""
         if self._default_validation and self.RequestModel is not None:
-            validator = self.__dict__.get("_td_request_validator") or self._request_validator()
+            validator = self._request_validator()
+            self.__dict__["_td_fast"] = validator  # the bound validator of the hot path
             if isinstance(arguments, (str, bytes)):
                 return validator.from_json(arguments)
             return validator.from_mapping(arguments or {})
@@ -293,18 +297,21 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             raise invalid_arguments(self.name, records, self._accepted()) from None
 
     def _run(
-        self, arguments: Arguments, *, timeout: float | None = None, executor: ToolExecutor | None = None
+        self, arguments: Arguments, timeout: float | None = None, executor: ToolExecutor | None = None
     ) -> ToolResult:
         """The sync lifecycle. ``timeout`` (through a registry) bounds the work: an async
         tool is cancelled, a sync one runs in an ``executor`` worker that is abandoned."""
-        t0 = time.perf_counter_ns()
-        started = time.time()
-        request_id = new_request_id()
+        t0 = _perf_ns()
+        started = _now()
         try:
-            request = self._request(arguments)
+            fast = self.__dict__.get("_td_fast")
+            if fast is not None and type(arguments) is str:
+                request = fast.from_json(arguments)
+            else:
+                request = self._request(arguments)
             if timeout is None:
                 response: Any = self.execute_internal(request)
-                if _is_awaitable(response):
+                if getattr(type(response), "__await__", None) is not None:
                     response = run_coroutine_sync(_awaited(response))
             elif self._async_work():
                 response = run_coroutine_sync(self.execute_internal(request), timeout=timeout)  # type: ignore[arg-type]
@@ -313,21 +320,22 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 response = executor.run(work, timeout=timeout, label=self.name)
             else:  # pragma: no cover - the registry always passes its executor with a timeout
                 response = self.execute_internal(request)
-            return self._success(response, t0, started, request_id)
+            if type(response) in _JSON_SCALARS and not self._custom_format:
+                return ToolResult._trusted("success", response, None, self._metadata(t0, started))
+            return self._success(response, t0, started)
         except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
+            return self._error_result(exc, t0, started)
         except DeadlineExceeded:
-            return self._error_result(_timed_out(self.name, timeout), t0, started, request_id)
+            return self._error_result(_timed_out(self.name, timeout), t0, started)
         except (Exception, SystemExit) as exc:  # every failure becomes an envelope
-            return self._unexpected(exc, t0, started, request_id)
+            return self._unexpected(exc, t0, started)
 
     async def _arun(
         self, arguments: Arguments, *, timeout: float | None = None, executor: ToolExecutor | None = None
     ) -> ToolResult:
         """The async lifecycle: async tools on the tool loop, sync ones in a worker thread."""
-        t0 = time.perf_counter_ns()
-        started = time.time()
-        request_id = new_request_id()
+        t0 = _perf_ns()
+        started = _now()
         try:
             request = self._request(arguments)
             if self._async_work():
@@ -346,44 +354,47 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 response = await bounded(asyncio.to_thread(self.execute_internal, request), timeout)
             if _is_awaitable(response):
                 response = await response
-            return self._success(response, t0, started, request_id)
+            return self._success(response, t0, started)
         except ToolError as exc:
-            return self._error_result(exc, t0, started, request_id)
+            return self._error_result(exc, t0, started)
         except DeadlineExceeded:
-            return self._error_result(_timed_out(self.name, timeout), t0, started, request_id)
+            return self._error_result(_timed_out(self.name, timeout), t0, started)
         except (Exception, SystemExit) as exc:  # every failure becomes an envelope
-            return self._unexpected(exc, t0, started, request_id)
+            return self._unexpected(exc, t0, started)
 
-    def _success(self, response: Any, t0: int, started: float, request_id: str) -> ToolResult:
+    def _success(self, response: Any, t0: int, started: float) -> ToolResult:
         if isinstance(response, ToolResult):
-            return self._adopt(response, t0, started, request_id)
+            return self._adopt(response, t0, started)
         data = self.format_output(response)
         if self._custom_format and type(data) not in _JSON_SCALARS:
             data = to_jsonable(data)
-        return ToolResult._trusted("success", data, None, self._metadata(t0, started, request_id))
+        return ToolResult._trusted("success", data, None, self._metadata(t0, started))
 
-    def _metadata(self, t0: int, started: float, request_id: str) -> dict[str, Any]:
+    def _metadata(self, t0: int, started: float) -> dict[str, Any]:
+        """The envelope's metadata: a fresh request id, the start time, the duration so far."""
         return {
             "tool_name": self.name,
             "tool_version": self.version,
-            "request_id": request_id,
+            "request_id": f"{_ID_PREFIX}-{next(_ids):x}",
             "started_at": _iso_utc(started),
-            "duration_ms": (time.perf_counter_ns() - t0) / 1e6,
+            "duration_ms": (_perf_ns() - t0) / 1e6,
             "attempts": 1,
         }
 
-    def _adopt(self, result: ToolResult, t0: int, started: float, request_id: str) -> ToolResult:
+    def _adopt(self, result: ToolResult, t0: int, started: float) -> ToolResult:
         """A ``ToolResult`` returned by ``execute_internal`` (e.g. an adapter's) keeps its
         status, data, error and extra metadata; the envelope's own keys are ours."""
-        metadata = {**result.metadata, **self._metadata(t0, started, request_id)}
+        metadata = {**result.metadata, **self._metadata(t0, started)}
         return ToolResult._trusted(result.status, result.data, result.error, metadata)
 
-    def _error_result(self, exc: ToolError, t0: int, started: float, request_id: str) -> ToolResult:
+    def _error_result(self, exc: ToolError, t0: int, started: float) -> ToolResult:
         details = exc.details if exc.details_jsonable else to_jsonable(exc.details)
         info = ErrorInfo._trusted(exc.error_type, exc.message, exc.retryable, details, exc.trips_breaker)
-        return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
+        return ToolResult._trusted("error", None, info, self._metadata(t0, started))
 
-    def _unexpected(self, exc: BaseException, t0: int, started: float, request_id: str) -> ToolResult:
+    def _unexpected(self, exc: BaseException, t0: int, started: float) -> ToolResult:
+        metadata = self._metadata(t0, started)
+        request_id = metadata["request_id"]
         logger.error(
             "tool %r raised %s (request_id=%s)",
             self.name,
@@ -398,7 +409,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         if self.expose_exceptions:
             message += f" Exception: {type(exc).__name__}: {exc}"
         info = ErrorInfo("execution_error", message, False, None)
-        return ToolResult._trusted("error", None, info, self._metadata(t0, started, request_id))
+        return ToolResult._trusted("error", None, info, metadata)
 
 
 def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
