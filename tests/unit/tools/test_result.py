@@ -123,7 +123,7 @@ def test_tool_error_text_is_shown() -> None:
 def test_started_at_is_iso_utc_and_matches_the_clock(mocker: Any) -> None:
     from datetime import datetime as real_datetime
 
-    mocker.patch("tools.base.time.time", side_effect=[1_767_225_599.25, 1_767_225_600.5])
+    mocker.patch("tools.base._now", side_effect=[1_767_225_599.25, 1_767_225_600.5])
     first = Exotic().execute().metadata["started_at"]
     second = Exotic().execute().metadata["started_at"]
     assert first == "2025-12-31T23:59:59.250000+00:00"
