@@ -112,8 +112,9 @@ class MetricsStore:
                 daemon=True,
             )
             self._thread.start()
-        self._at_exit = _exit_hook(weakref.ref(self))
-        atexit.register(self._at_exit)
+        # A strong reference until close(): a store dropped without closing still writes
+        # its last figures when the interpreter exits.
+        atexit.register(self._close_at_exit)
 
     # ----------------------------------------------------------------- the hot path
 
@@ -182,12 +183,16 @@ class MetricsStore:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
-        atexit.unregister(self._at_exit)
+        atexit.unregister(self._close_at_exit)
         try:
             self.flush()
         except (MetricsFileError, OSError) as exc:
             lost = sum(stats.calls for stats in self._deltas.values())
             logger.error("metrics store %s: final flush failed (%s); %d call(s) not written", self.path, exc, lost)
+
+    def _close_at_exit(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
     def __enter__(self) -> MetricsStore:
         return self
@@ -312,13 +317,3 @@ def _flush_loop(
             return
         store._background_flush()
         del store
-
-
-def _exit_hook(ref: weakref.ReferenceType[MetricsStore]) -> Callable[[], None]:
-    def flush_at_exit() -> None:
-        store = ref()
-        if store is not None:
-            with contextlib.suppress(Exception):
-                store.close()
-
-    return flush_at_exit

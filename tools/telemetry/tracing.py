@@ -146,6 +146,21 @@ class ToolTracer:
         span = self._tracer.start_span(name, kind=self._internal, attributes=attributes)
         return span, self._attach(self._in_context(span))
 
+    def start_unknown(self, sent_name: object, call_id: str | None = None) -> ToolSpan:
+        """Start the span of a call to a tool that is not registered.
+
+        Its name is plain ``execute_tool`` (span names stay low-cardinality whatever a
+        model invents); ``gen_ai.tool.name`` holds what was sent, cut to 100 characters.
+        """
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": str(sent_name)[:100],
+        }
+        if call_id is not None:
+            attributes["gen_ai.tool.call.id"] = str(call_id)
+        span = self._tracer.start_span("execute_tool", kind=self._internal, attributes=attributes)
+        return span, self._attach(self._in_context(span))
+
     def end(self, tool_span: ToolSpan, result: ToolResult, breaker_state: str | None = None) -> None:
         """Finish a tool call's span from its envelope and restore the previous context.
 
