@@ -48,7 +48,7 @@ class MetricsFileError(TooldeckError):
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     calls: int = Field(0, ge=0)
     successes: int = Field(0, ge=0)
@@ -63,7 +63,7 @@ class _Entry(BaseModel):
 
 
 class _Document(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     version: int
     tools: dict[str, _Entry]
