@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import InMemoryMetrics, LocalToolRegistry, ToolError
+from tools import InMemoryMetrics, LocalToolRegistry, ToolError, ToolResult
 
 
 def flaky(n: int) -> int:
@@ -31,9 +31,37 @@ def test_figures_and_degraded(tmp_path: Path) -> None:
     assert stats.error_types == {"execution_error": 5, "validation_error": 1}
     assert stats.avg_duration_ms >= 0
     snapshot = metrics.snapshot()
-    assert snapshot["nope"]["error_types"] == {"unknown_tool": 1}
+    assert "nope" not in snapshot  # unknown names are not entries of their own
+    assert snapshot["(unknown tool)"]["error_types"] == {"unknown_tool": 1}
     assert snapshot["flaky"]["success_rate"] == round(5 / 11, 4)
-    assert metrics.degraded_tools(threshold=0.5) == ["flaky"]  # "nope" has too few calls to judge
+    assert metrics.degraded_tools(threshold=0.5) == ["flaky"]
+
+
+def test_unknown_tool_names_are_one_bucket_and_entries_are_capped() -> None:
+    metrics = InMemoryMetrics(max_tools=2)
+    registry = LocalToolRegistry(metrics=metrics, failure_threshold=1000)
+    registry.register(flaky)
+    registry.register(flaky, name="second")
+    registry.register(flaky, name="third")
+    for n in range(5_000):
+        registry(f"hostile_{n}")
+    for name in ("flaky", "second", "third", "third"):
+        registry(name, n=1)
+    assert list(metrics.snapshot()) == ["(other tools)", "(unknown tool)", "flaky", "second"]
+    assert metrics.stats("(unknown tool)").calls == 5_000
+    assert metrics.stats("(other tools)").calls == 2
+    assert metrics.stats("flaky").last_error == "odd"
+    assert metrics.degraded_tools(threshold=1.0, min_calls=1) == ["flaky", "second"]  # buckets never degrade
+
+
+def test_no_calls_means_zero_rate_and_avg_is_over_successes() -> None:
+    metrics = InMemoryMetrics()
+    assert metrics.stats("never").success_rate == 0.0
+    metrics.record(ToolResult.success(1, {"tool_name": "t", "duration_ms": 4.0}))
+    metrics.record(ToolResult.failure("timeout", "slow", metadata={"tool_name": "t", "duration_ms": 1000.0}))
+    stats = metrics.stats("t")
+    assert (stats.success_rate, stats.avg_duration_ms, stats.total_duration_ms) == (0.5, 4.0, 1004.0)
+    assert (stats.last_error, stats.last_error_type) == ("slow", "timeout")
 
 
 def test_write_json_is_atomic_under_concurrent_writers(tmp_path: Path) -> None:

@@ -1,0 +1,39 @@
+"""Observability: the persisted learning loop (:class:`MetricsStore`) and OpenTelemetry spans.
+
+Importing this package imports neither ``opentelemetry`` nor ``rich``: spans need the
+``otel`` extra only once a :class:`ToolTracer` is built, the stats table needs ``rich``
+only when rendered.
+"""
+
+from tools.metrics import OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET
+from tools.telemetry._file import MetricsFileError
+from tools.telemetry._redaction import summarize_error
+from tools.telemetry.failure_log import log_tool_failure
+from tools.telemetry.report import StatsRow, render_stats_table, stats_rows, success_rate_style
+from tools.telemetry.store import DEFAULT_METRICS_PATH, MetricsStore
+from tools.telemetry.tracing import (
+    ToolSpan,
+    ToolTracer,
+    TracingUnavailableError,
+    gen_ai_tool_type,
+    inject_trace_context,
+)
+
+__all__ = [
+    "DEFAULT_METRICS_PATH",
+    "OVERFLOW_BUCKET",
+    "UNKNOWN_TOOL_BUCKET",
+    "MetricsFileError",
+    "MetricsStore",
+    "StatsRow",
+    "ToolSpan",
+    "ToolTracer",
+    "TracingUnavailableError",
+    "gen_ai_tool_type",
+    "inject_trace_context",
+    "log_tool_failure",
+    "render_stats_table",
+    "stats_rows",
+    "success_rate_style",
+    "summarize_error",
+]

@@ -1,0 +1,71 @@
+"""What metrics keep of an error message: secret-looking values masked, one line, short.
+
+Error messages are written for the model and tools are expected to keep secrets out of
+them; this is the second line of defence for files that outlive the process. It masks
+credentials in the shapes they usually take (``Bearer ...``, ``api_key=...``,
+``user:password@host``, provider token prefixes, long opaque strings); it cannot know a
+secret that looks like ordinary words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+#: Longest error text kept, ellipsis included.
+MAX_ERROR_CHARS = 200
+MASK = "***"
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # user:password@ in URLs
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), rf"\1{MASK}@"),
+    # Authorization schemes
+    (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{6,}"), rf"\1 {MASK}"),
+    # key=value, key: value, "key": "value" for secret-sounding keys
+    (
+        re.compile(
+            r"(?i)\b((?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|token|secret|password|passwd|pwd|"
+            r"credentials?|authorization|auth|session|cookie|private[_-]?key|signature|sig)"
+            r"(?:[_-][a-z0-9]+)*)(\"?\s*[:=]\s*\"?)([^\s\"'&,;]+)"
+        ),
+        rf"\1\2{MASK}",
+    ),
+    # Well-known token shapes
+    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}"), MASK),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), MASK),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), MASK),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"), MASK),
+    # Long opaque strings: keys, signatures, blobs
+    (re.compile(r"[A-Za-z0-9+/_=-]{32,}"), MASK),
+)
+_SPACE = re.compile(r"\s+")
+_MAX_SCANNED = 4000
+
+
+def redact_text(text: str) -> str:
+    """``text`` with secret-looking values replaced by ``***``."""
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def summarize_error(
+    message: object, *, limit: int = MAX_ERROR_CHARS, redact: Callable[[str], str] | None = None
+) -> str:
+    """One redacted line of at most ``limit`` characters from an error message.
+
+    Args:
+        message: The error's message (anything; non-strings are converted with ``str``).
+        limit: Longest result, the trailing ``…`` included.
+        redact: An extra redaction step run first, e.g. one that masks known secret values.
+    """
+    text = message if isinstance(message, str) else str(message)
+    # Bound the work on hostile input; far more than can be kept, so no secret is cut in two.
+    text = text[:_MAX_SCANNED]
+    if redact is not None:
+        text = redact(text)
+    text = _SPACE.sub(" ", redact_text(text)).strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
