@@ -11,6 +11,7 @@ never a hang.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,7 +109,9 @@ class ToolExecutor:
         return work
 
     def _submit(self, fn: Callable[[], T], state: list[bool], label: str) -> concurrent.futures.Future[T]:
-        future = self._acquire(label).submit(self._wrap(fn, state))
+        # The caller's context variables (the current span, above all) go with the call.
+        context = contextvars.copy_context()
+        future = self._acquire(label).submit(context.run, self._wrap(fn, state))
         future.add_done_callback(lambda f: self._never_ran(state) if f.cancelled() else None)
         return future
 

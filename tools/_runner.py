@@ -23,6 +23,7 @@ from tools.result import ErrorInfo, ToolResult
 
 if TYPE_CHECKING:
     from tools.routing import ToolManual
+    from tools.telemetry import ToolTracer
 
 logger = logging.getLogger("tools.registry")
 
@@ -36,6 +37,7 @@ class CallContext:
     sleep: Callable[[float], None] = time.sleep
     async_sleep: Callable[[float], Awaitable[None]] | None = None
     new_breaker: Callable[[], CircuitBreaker] = CircuitBreaker
+    tracer: ToolTracer | None = None
 
 
 @dataclass
@@ -74,8 +76,26 @@ class ToolEntry:
 
     # ----------------------------------------------------------------- sync
 
-    def call(self, arguments: Arguments) -> ToolResult:
-        """Run one call with breaker, retry, timeout and metrics; never raises."""
+    def call(self, arguments: Arguments, call_id: str | None = None) -> ToolResult:
+        """Run one call with breaker, retry, timeout, metrics and a span; never raises.
+
+        Args:
+            arguments: As the model sent them (JSON text or a mapping).
+            call_id: The model's ``tool_call`` id, for the trace.
+        """
+        tracer = self.context.tracer
+        if tracer is None:
+            return self._call(arguments)
+        span = tracer.start(self.name, self.tool.description, self._tool_type(), call_id, arguments)
+        try:
+            result = self._call(arguments)
+        except BaseException as exc:  # pragma: no cover - _call never raises
+            tracer.end_with_exception(span, exc)
+            raise
+        tracer.end(span, result, self.breaker.state)
+        return result
+
+    def _call(self, arguments: Arguments) -> ToolResult:
         breaker = self.breaker
         if not self._simple:
             prepared = self._prepare(arguments)
@@ -103,8 +123,26 @@ class ToolEntry:
 
     # ----------------------------------------------------------------- async
 
-    async def acall(self, arguments: Arguments) -> ToolResult:
+    async def acall(self, arguments: Arguments, call_id: str | None = None) -> ToolResult:
         """Async twin of :meth:`call`; sync tools run in the registry's worker threads."""
+        tracer = self.context.tracer
+        if tracer is None:
+            return await self._acall(arguments)
+        span = tracer.start(self.name, self.tool.description, self._tool_type(), call_id, arguments)
+        try:
+            result = await self._acall(arguments)
+        except BaseException as exc:  # cancellation
+            tracer.end_with_exception(span, exc)
+            raise
+        tracer.end(span, result, self.breaker.state)
+        return result
+
+    def _tool_type(self) -> str:
+        from tools.telemetry import gen_ai_tool_type
+
+        return gen_ai_tool_type(self.manual.source if self.manual is not None else None)
+
+    async def _acall(self, arguments: Arguments) -> ToolResult:
         breaker = self.breaker
         if not self._simple:
             prepared = self._prepare(arguments)
@@ -212,6 +250,4 @@ def _retried(result: ToolResult, attempts: int, started_ns: int) -> ToolResult:
 
 
 def _failure(tool: BaseTool[Any, Any], info: ErrorInfo) -> ToolResult:
-    return ToolResult._trusted(
-        "error", None, info, tool._metadata(time.perf_counter_ns(), time.time())
-    )
+    return ToolResult._trusted("error", None, info, tool._metadata(time.perf_counter_ns(), time.time()))

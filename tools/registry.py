@@ -31,6 +31,7 @@ from tools.schema import (
 
 if TYPE_CHECKING:
     from tools.routing import ToolManual, ToolRouter, ToolView
+    from tools.telemetry import ToolTracer
 
 _UNSET: Any = object()
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -84,6 +85,8 @@ class LocalToolRegistry:
         max_workers: Worker threads shared by this registry's calls that need one (sync
             tools with a timeout, sync tools called from async code). Calls that find every
             worker busy (or abandoned by a timed-out call) are refused at once, never queued.
+        tracer: Opens one OpenTelemetry span per call (a :class:`tools.telemetry.ToolTracer`,
+            extra ``otel``); None: no tracing, no cost.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -97,6 +100,7 @@ class LocalToolRegistry:
         reset_timeout: float = 30.0,
         default_timeout: float | None = None,
         max_workers: int = 32,
+        tracer: ToolTracer | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
@@ -113,7 +117,9 @@ class LocalToolRegistry:
             sleep=sleep,
             async_sleep=async_sleep,
             new_breaker=self._new_breaker,
+            tracer=tracer,
         )
+        self.tracer = tracer
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._export_cache: dict[tuple[Any, ...], bytes] = {}
@@ -358,18 +364,19 @@ class LocalToolRegistry:
         entry = self._entries.get(name)
         return self._unknown(name) if entry is None else await entry.acall(arguments)
 
-    def call_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+    def call_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
         """Call a tool with the arguments as the model sent them (JSON text or a dict).
 
         Text that is not JSON, or not a JSON object, is a ``validation_error`` result.
+        ``call_id`` is the model's ``tool_call`` id (recorded on the call's span).
         """
         entry = self._entries.get(name)
-        return self._unknown(name) if entry is None else entry.call(arguments)
+        return self._unknown(name, call_id) if entry is None else entry.call(arguments, call_id)
 
-    async def acall_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+    async def acall_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
         """Async twin of :meth:`call_tool_raw`."""
         entry = self._entries.get(name)
-        return self._unknown(name) if entry is None else await entry.acall(arguments)
+        return self._unknown(name, call_id) if entry is None else await entry.acall(arguments, call_id)
 
     def refuse(
         self, name: str, /, error_type: ErrorType, message: str, *, details: dict[str, Any] | None = None
@@ -384,7 +391,7 @@ class LocalToolRegistry:
             return self._unknown(name)
         return entry._finish(_failure(entry.tool, ErrorInfo(error_type, message, False, details, False)))
 
-    def _unknown(self, name: str) -> ToolResult:
+    def _unknown(self, name: str, call_id: str | None = None) -> ToolResult:
         names = list(self._entries)
         close = _suggestions(str(name), names)
         message = f"Unknown tool {str(name)[:100]!r}."
@@ -398,7 +405,10 @@ class LocalToolRegistry:
         )
         info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
         placeholder = _Placeholder(str(name)[:64])
-        return ToolEntry(placeholder, self._new_breaker(), self._context)._finish(_failure(placeholder, info))
+        result = ToolEntry(placeholder, self._new_breaker(), self._context)._finish(_failure(placeholder, info))
+        if self.tracer is not None:
+            self.tracer.end(self.tracer.start_unknown(name, call_id), result)
+        return result
 
     # ----------------------------------------------------------------- export
 

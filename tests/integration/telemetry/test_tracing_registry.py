@@ -1,9 +1,6 @@
-"""Tool spans through a wired registry, the agent loop and an MCP server, in-memory export.
-
-The registry wiring here is ``TracedRegistry`` (conftest.py), a stand-in for the runner
-wiring. Move these tests to the real registry once it takes ``tracer=``: success,
-validation error, timeout, circuit open, unknown tool, retries, async, MCP.
-"""
+"""Tool spans through the registry (``LocalToolRegistry(tracer=...)``), the agent loop and
+an MCP server, exported in memory: success, validation error, timeout, circuit open,
+unknown tool, retries, async, MCP."""
 
 from __future__ import annotations
 
@@ -19,10 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode, get_current_span
 
 from orchestrator import ToolsNode
-from tools import RetryPolicy, UpstreamError
+from tools import LocalToolRegistry, RetryPolicy, UpstreamError
 from tools.telemetry import ToolTracer
-
-from .conftest import TracedRegistry
 
 SERVERS = Path(__file__).parent / "servers"
 
@@ -37,13 +32,13 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
 
 
 @pytest.fixture
-def registry(tracer: ToolTracer) -> TracedRegistry:
-    registry = TracedRegistry(tracer=tracer, failure_threshold=1, reset_timeout=3600)
+def registry(tracer: ToolTracer) -> LocalToolRegistry:
+    registry = LocalToolRegistry(tracer=tracer, failure_threshold=1, reset_timeout=3600)
     registry.register(weather)
     return registry
 
 
-def test_success_from_a_model_tool_call(registry: TracedRegistry, exporter: InMemorySpanExporter) -> None:
+def test_success_from_a_model_tool_call(registry: LocalToolRegistry, exporter: InMemorySpanExporter) -> None:
     result = registry.call_tool_raw("weather", '{"city": "Lisbon"}', call_id="call_9f2")
     assert result.ok
     (span,) = exporter.get_finished_spans()
@@ -61,7 +56,7 @@ def test_success_from_a_model_tool_call(registry: TracedRegistry, exporter: InMe
     assert span.status.status_code is StatusCode.UNSET
 
 
-def test_validation_error(registry: TracedRegistry, exporter: InMemorySpanExporter) -> None:
+def test_validation_error(registry: LocalToolRegistry, exporter: InMemorySpanExporter) -> None:
     registry.call_tool_raw("weather", '{"city": 5, "town": "x"}', call_id="c1")
     (span,) = exporter.get_finished_spans()
     assert attrs(span)["error.type"] == "validation_error"
@@ -71,7 +66,7 @@ def test_validation_error(registry: TracedRegistry, exporter: InMemorySpanExport
 
 
 def test_timeout(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
-    registry = TracedRegistry(tracer=tracer)
+    registry = LocalToolRegistry(tracer=tracer)
 
     @registry.tool
     def slow() -> str:
@@ -87,7 +82,7 @@ def test_timeout(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
     assert span.status.status_code is StatusCode.ERROR
 
 
-def test_circuit_open_and_breaker_state(registry: TracedRegistry, exporter: InMemorySpanExporter) -> None:
+def test_circuit_open_and_breaker_state(registry: LocalToolRegistry, exporter: InMemorySpanExporter) -> None:
     @registry.tool
     def down() -> str:
         """Its backend is down."""
@@ -100,7 +95,9 @@ def test_circuit_open_and_breaker_state(registry: TracedRegistry, exporter: InMe
     assert (attrs(blocked)["error.type"], attrs(blocked)["tooldeck.breaker_state"]) == ("circuit_open", "open")
 
 
-def test_unknown_tool_span_name_stays_low_cardinality(registry: TracedRegistry, exporter: InMemorySpanExporter) -> None:
+def test_unknown_tool_span_name_stays_low_cardinality(
+    registry: LocalToolRegistry, exporter: InMemorySpanExporter
+) -> None:
     registry.call_tool_raw("wether" * 50, "{}", call_id="c7")
     (span,) = exporter.get_finished_spans()
     assert span.name == "execute_tool"
@@ -115,7 +112,7 @@ def test_unknown_tool_span_name_stays_low_cardinality(registry: TracedRegistry, 
 
 
 def test_retries_are_counted_in_one_span(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
-    registry = TracedRegistry(tracer=tracer, sleep=lambda _: None)
+    registry = LocalToolRegistry(tracer=tracer, sleep=lambda _: None)
     attempts = []
 
     def flaky() -> str:
@@ -132,7 +129,7 @@ def test_retries_are_counted_in_one_span(tracer: ToolTracer, exporter: InMemoryS
 
 
 async def test_async_tool_spans_nest(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
-    registry = TracedRegistry(tracer=tracer)
+    registry = LocalToolRegistry(tracer=tracer)
     otel = tracer._tracer
 
     async def lookup(key: str) -> str:
@@ -149,7 +146,7 @@ async def test_async_tool_spans_nest(tracer: ToolTracer, exporter: InMemorySpanE
 
 
 def test_agent_chat_and_tools_are_one_trace_when_run_inline(
-    registry: TracedRegistry, tracer: ToolTracer, exporter: InMemorySpanExporter
+    registry: LocalToolRegistry, tracer: ToolTracer, exporter: InMemorySpanExporter
 ) -> None:
     node = ToolsNode(registry)
     state = {"messages": [_assistant(("c1", "weather", '{"city": "Lisbon"}'))]}
@@ -169,7 +166,7 @@ def test_agent_chat_and_tools_are_one_trace_when_run_inline(
     "start new traces. Fix (orchestrator/graph): submit contextvars.copy_context().run(job).",
 )
 def test_parallel_tool_calls_stay_in_the_agent_trace(
-    registry: TracedRegistry, tracer: ToolTracer, exporter: InMemorySpanExporter
+    registry: LocalToolRegistry, tracer: ToolTracer, exporter: InMemorySpanExporter
 ) -> None:
     node = ToolsNode(registry)
     state = {"messages": [_assistant(("c1", "weather", '{"city": "Lisbon"}'), ("c2", "weather", '{"city": "Porto"}'))]}
@@ -182,13 +179,8 @@ def test_parallel_tool_calls_stay_in_the_agent_trace(
     assert {span.context.trace_id for span in tools} == {agent.context.trace_id}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tools/_runner.py runs a call with a timeout in a threading.Thread that does not copy "
-    "contextvars: spans a tool opens lose their parent. Fix: run fn in contextvars.copy_context().",
-)
 def test_spans_inside_a_tool_with_a_timeout_are_children(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
-    registry = TracedRegistry(tracer=tracer)
+    registry = LocalToolRegistry(tracer=tracer)
     seen = []
 
     def probe() -> str:
@@ -207,7 +199,7 @@ def test_mcp_call_carries_the_trace_to_the_server(tracer: ToolTracer, exporter: 
     pytest.importorskip("mcp")
     from tools.external.mcp import MCPToolset
 
-    registry = TracedRegistry(tracer=tracer)
+    registry = LocalToolRegistry(tracer=tracer)
     with MCPToolset([sys.executable, str(SERVERS / "trace_server.py")], call_timeout=30) as toolset:
         for tool in toolset.tools():
             registry.register(tool)
@@ -225,16 +217,11 @@ def test_mcp_call_carries_the_trace_to_the_server(tracer: ToolTracer, exporter: 
 
 
 @pytest.mark.mcp
-@pytest.mark.xfail(
-    strict=True,
-    reason="MCPTool carries no ToolManual with source='mcp' (tools/external/mcp), so its derived "
-    "manual says 'builtin' and its span says gen_ai.tool.type=function instead of extension.",
-)
 def test_mcp_tools_are_extensions(tracer: ToolTracer, exporter: InMemorySpanExporter) -> None:
     pytest.importorskip("mcp")
     from tools.external.mcp import MCPToolset
 
-    registry = TracedRegistry(tracer=tracer)
+    registry = LocalToolRegistry(tracer=tracer)
     with MCPToolset([sys.executable, str(SERVERS / "trace_server.py")], call_timeout=30) as toolset:
         for tool in toolset.tools():
             registry.register(tool)
