@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from tools.cli._context import EXIT_USAGE, CliContext, CliError
@@ -82,7 +81,7 @@ def build_app() -> typer.Typer:
     return app
 
 
-def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:  # noqa: PLR0911
+def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
     """Run ``tooldeck`` with ``argv``; returns the exit code, never raises, prints no traceback."""
     environ = os.environ if env is None else env
     context = CliContext(env=dict(environ), project_dir=Path.cwd())
@@ -94,19 +93,6 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
     except CliError as exc:
         _error(str(exc))
         return exc.code
-    except click.exceptions.NoArgsIsHelpError as exc:
-        exc.show()
-        return EXIT_USAGE
-    except click.UsageError as exc:
-        hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-        _error(f"{exc.format_message()}{hint}")
-        return EXIT_USAGE
-    except click.ClickException as exc:
-        _error(exc.format_message())
-        return EXIT_USAGE
-    except click.exceptions.Abort:
-        _error("aborted")
-        return 130
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
@@ -114,17 +100,42 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
         _silence_stdout()
         return 0
     except Exception as exc:
-        from tools.errors import TooldeckError
-
-        if isinstance(exc, TooldeckError):
-            _error(str(exc))
-            return EXIT_USAGE
-        if environ.get("TOOLDECK_DEBUG"):
-            raise
-        _error(f"internal error: {type(exc).__name__}: {exc} (a bug; rerun with TOOLDECK_DEBUG=1 for the traceback)")
-        return EXIT_USAGE
+        return _handle(exc, debug=bool(environ.get("TOOLDECK_DEBUG")))
     finally:
         context.close()
+
+
+def _kinds(exc: BaseException) -> set[str]:
+    """Class names in ``exc``'s MRO: click's exceptions come from click or from typer's vendored
+    copy (typer >= 0.25), so they are recognised by name."""
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _handle(exc: Exception, *, debug: bool) -> int:
+    from tools.errors import TooldeckError
+
+    kinds = _kinds(exc)
+    if "NoArgsIsHelpError" in kinds:
+        getattr(exc, "show", lambda: None)()
+        return EXIT_USAGE
+    if "UsageError" in kinds:
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+        _error(f"{exc.format_message()}{hint}")  # type: ignore[attr-defined]
+        return EXIT_USAGE
+    if "ClickException" in kinds:
+        _error(exc.format_message())  # type: ignore[attr-defined]
+        return EXIT_USAGE
+    if "Abort" in kinds:
+        _error("aborted")
+        return 130
+    if isinstance(exc, TooldeckError):
+        _error(str(exc))
+        return EXIT_USAGE
+    if debug:
+        raise exc
+    _error(f"internal error: {type(exc).__name__}: {exc} (a bug; rerun with TOOLDECK_DEBUG=1 for the traceback)")
+    return EXIT_USAGE
 
 
 def _error(message: str) -> None:

@@ -140,8 +140,9 @@ class ManualFileSource(_Source):
         if not isinstance(item, dict):
             raise TypeError("each tool manual must be a JSON object")
         if "adapter_type" in item:
+            fields = {k: v for k, v in item.items() if k != "tags"}
             raw_id = str(item.get("id") or item.get("name") or "")
-            template = ToolConfig.model_validate({**item, "id": sanitize_tool_name(raw_id)})
+            template = ToolConfig.model_validate({**fields, "id": sanitize_tool_name(raw_id)})
             return self._entry(template, raw_id, tuple(item.get("tags") or ()))
         name = str(item.get("name") or "")
         if not name:
