@@ -149,13 +149,8 @@ Tooldeck = Callable[..., Outcome]
 def base_env(home: Path, **extra: str) -> dict[str, str]:
     """A clean environment: our code first on the path, a private HOME and config dir."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "TOOLDECK_"))}
-    env.update(
-        PYTHONPATH=str(WORKTREE),
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        WEATHER_KEY=SECRET,
-        **extra,
-    )
+    env.update(PYTHONPATH=str(WORKTREE), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), WEATHER_KEY=SECRET)
+    env.update(extra)
     return env
 
 
