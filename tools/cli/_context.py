@@ -106,6 +106,39 @@ def console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
+#: Above this many rows a terminal gets plain aligned columns (rich tables cost ~1 ms a row).
+RICH_TABLE_ROWS = 200
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Rows for people: a rich table on a terminal, tab-separated lines when piped (like ``gh``).
+
+    Cells may hold rich markup (``[green]ready[/]``); it is stripped from plain output.
+    """
+    out = console()
+    if not out.is_terminal:
+        from rich.text import Text
+
+        lines = ("\t".join(Text.from_markup(cell).plain for cell in row) for row in rows)
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.flush()
+        return
+    if len(rows) > RICH_TABLE_ROWS:
+        widths = [min(40, max(len(h), *(len(r[i]) for r in rows))) for i, h in enumerate(headers)]
+        out.print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), style="bold", markup=False)
+        for row in rows:
+            out.print("  ".join(c[:w].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+
+
 def print_json(value: Any) -> None:
     """Print ``value`` as indented JSON on stdout (for ``--json``)."""
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")

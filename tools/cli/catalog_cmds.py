@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli._context import EXIT_USAGE, console, fail, print_json, state
+from tools.cli._context import EXIT_USAGE, console, fail, print_json, print_table, state
 
 if TYPE_CHECKING:
     from tools.store import CatalogEntry, CatalogSource
@@ -167,19 +167,16 @@ def search(
     if as_json:
         print_json(rows)
         return
-    from rich.table import Table
-
     out = console()
     if not rows:
         out.print(f"Nothing in the catalog matches {text!r}. Add sources with: tooldeck catalog sync --help")
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("catalog id", "adapter", "capabilities", "description"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["catalog_id"], row["adapter_type"], ", ".join(row["capabilities"]), row["description"][:70])
-    out.print(table)
-    out.print("Adopt one with: tooldeck adopt CATALOG_ID")
+    print_table(
+        ["catalog id", "adapter", "capabilities", "description"],
+        [[r["catalog_id"], r["adapter_type"], ",".join(r["capabilities"]), r["description"][:70]] for r in rows],
+    )
+    if out.is_terminal:
+        out.print("Adopt one with: tooldeck adopt CATALOG_ID")
 
 
 @catalog_app.command("sources")

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
-from tools.cli._context import EXIT_USAGE, console, fail, print_json, state
+from tools.cli._context import EXIT_USAGE, console, fail, print_json, print_table, state
 
 if TYPE_CHECKING:
     from tools.store import CapabilityMatch, RegistryService, ToolConfig
@@ -116,29 +117,25 @@ def _suggestions(match: CapabilityMatch) -> list[dict[str, Any]]:
 
 
 def _print_table(rows: list[dict[str, Any]], status: bool) -> None:
-    from rich.table import Table
-
-    out = console()
     if not rows:
-        out.print("No adopted tools. Find some with: tooldeck catalog search TEXT")
+        console().print("No adopted tools. Find some with: tooldeck catalog search TEXT")
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("id", "adapter", "capabilities", "from", "description"):
-        table.add_column(column, overflow="fold" if column == "description" else "ellipsis")
-    if status:
-        table.add_column("status")
+    headers = ["id", "adapter", "capabilities", "from", "description"] + (["status"] if status else [])
+    cells = []
     for row in rows:
-        cells = [
+        line = [
             row["id"],
             row["adapter_type"],
-            ", ".join(row["capabilities"]),
+            ",".join(row["capabilities"]),
             row["adopted_from"] or row["scope"] or "",
-            (row["description"] or "")[:80],
+            " ".join((row["description"] or "").split())[:80],
         ]
         if status:
-            cells.append("[green]ready[/]" if row["ready"] else "[red]" + "; ".join(row["missing"])[:120] + "[/]")
-        table.add_row(*cells)
-    out.print(table)
+            line.append(
+                "[green]ready[/]" if row["ready"] else "[red]" + escape("; ".join(row["missing"])[:160]) + "[/]"
+            )
+        cells.append(line)
+    print_table(headers, cells)
 
 
 def _print_suggestions(match: CapabilityMatch) -> None:
