@@ -115,14 +115,12 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 
     Cells may hold rich markup (``[green]ready[/]``); it is stripped from plain output.
     """
-    out = console()
-    if not out.is_terminal:
-        from rich.text import Text
-
-        lines = ("\t".join(Text.from_markup(cell).plain for cell in row) for row in rows)
+    if not sys.stdout.isatty():  # piped: no rich import, no markup, one line per row
+        lines = ("\t".join(_plain(cell) for cell in row) for row in rows)
         sys.stdout.write("".join(line + "\n" for line in lines))
         sys.stdout.flush()
         return
+    out = console()
     if len(rows) > RICH_TABLE_ROWS:
         widths = [min(40, max(len(h), *(len(r[i]) for r in rows))) for i, h in enumerate(headers)]
         out.print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), style="bold", markup=False)
@@ -137,6 +135,14 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     for row in rows:
         table.add_row(*row)
     out.print(table)
+
+
+def _plain(cell: str) -> str:
+    if "[" not in cell:
+        return cell
+    from rich.text import Text
+
+    return Text.from_markup(cell).plain
 
 
 def print_json(value: Any) -> None:

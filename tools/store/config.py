@@ -132,7 +132,7 @@ class ToolConfig(_Frozen):
     remote_tool: str | None = None
     parameters: dict[str, Any] | None = None
     auth: ToolAuth | None = None
-    manual: ManualOverrides = Field(default_factory=ManualOverrides)
+    manual: ManualOverrides = ManualOverrides()  # frozen: shared safely
     adopted_at: datetime | None = None
     adopted_from: str | None = None
     version_hash: str | None = None
@@ -189,21 +189,26 @@ class Registry(_Frozen):
     """The content of one registry file: a schema version and tools by id.
 
     In the file, ``tools`` maps each id to its config; an entry may omit ``id`` (the key is
-    used), and an ``id`` that differs from its key is an error.
+    used, see :meth:`from_data`), and an ``id`` that differs from its key is an error.
     """
 
     version: int = Field(default=REGISTRY_VERSION, ge=1, le=REGISTRY_VERSION)
     tools: dict[str, ToolConfig] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
     @classmethod
-    def _ids_from_keys(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not isinstance(data.get("tools"), dict):
-            return data
-        tools: dict[str, Any] = {}
-        for key, entry in data["tools"].items():
-            tools[key] = {"id": key, **entry} if isinstance(entry, dict) and "id" not in entry else entry
-        return {**data, "tools": tools}
+    def from_data(cls, data: Any) -> Registry:
+        """Validate the parsed content of a registry file, taking missing ids from the keys.
+
+        Raises:
+            pydantic.ValidationError: the content is not a valid registry.
+        """
+        if isinstance(data, dict) and isinstance(data.get("tools"), dict):
+            tools = {
+                key: {"id": key, **entry} if isinstance(entry, dict) and "id" not in entry else entry
+                for key, entry in data["tools"].items()
+            }
+            data = {**data, "tools": tools}
+        return cls.model_validate(data)
 
     @model_validator(mode="after")
     def _keys_match_ids(self) -> Registry:

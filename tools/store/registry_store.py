@@ -176,8 +176,12 @@ def load_registry_file(path: Path) -> Registry:
     if not text.strip():
         raise RegistryFileError(path, 'is empty; an empty registry is {"version": 1, "tools": {}}', line=1)
     try:
-        return Registry.model_validate_json(text)
+        return Registry.model_validate_json(text)  # the fast path: files tooldeck wrote
     except ValidationError:
+        pass
+    try:
+        return Registry.from_data(json.loads(text))  # hand-written entries without "id"
+    except (ValueError, RecursionError, ValidationError):
         pass
     raise _explain(path, text)
 
@@ -198,7 +202,7 @@ def _explain(path: Path, text: str) -> RegistryFileError:
             line=line_of(text, ["version"]),
         )
     try:
-        Registry.model_validate(data)
+        Registry.from_data(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [part for part in first["loc"] if isinstance(part, str | int)]

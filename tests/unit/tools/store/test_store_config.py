@@ -64,7 +64,7 @@ def test_registry_file_form_round_trips_and_keys_fill_ids() -> None:
     assert "capabilities" not in doc["tools"]["weather"]  # defaults left out
     assert Registry.model_validate_json(text) == registry
     del doc["tools"]["weather"]["id"]
-    assert Registry.model_validate(doc).tools["weather"].id == "weather"
+    assert Registry.from_data(doc).tools["weather"].id == "weather"
 
 
 def test_registry_key_must_match_id() -> None:
