@@ -61,7 +61,7 @@ def derive_capabilities(name: str, tags: tuple[str, ...] | list[str] = ()) -> tu
 
     ``get_current_time`` -> ``("get_current_time", "current_time")``.
     """
-    base = sanitize_tool_name(name).lower()
+    base = normalize_capability(sanitize_tool_name(name))
     found = [normalize_capability(t) for t in tags if str(t).strip()]
     found.append(base)
     stripped = _VERBS.sub("", base)

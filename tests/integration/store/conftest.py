@@ -37,6 +37,7 @@ def _handler(api: WeatherAPI) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             api.requests.append({"path": parts.path, "query": query, "key": self.headers.get("X-Api-Key")})
+            body: dict[str, Any]
             if parts.path != "/weather":
                 status, body = 404, {"message": "no such endpoint"}
             elif self.headers.get("X-Api-Key") != SECRET:

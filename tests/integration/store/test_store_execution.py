@@ -89,18 +89,22 @@ def test_not_adopted_names_the_exact_command(service: RegistryService, weather_a
 
 def test_cli_tool_real_program_and_secret_masking(service: RegistryService, env: dict[str, str]) -> None:
     service.adopt(
-        ToolConfig(
-            id="say",
-            adapter_type="cli",
-            cli={"command": ["echo"], "actions": {"say": {"args": ["{text}"]}}},
+        ToolConfig.model_validate(
+            {
+                "id": "say",
+                "adapter_type": "cli",
+                "cli": {"command": ["echo"], "actions": {"say": {"args": ["{text}"]}}},
+            }
         )
     )
     service.adopt(
-        ToolConfig(
-            id="show_env",
-            adapter_type="cli",
-            cli={"command": ["env"], "actions": {"dump": {"args": [], "output": "lines"}}},
-            auth={"env_var": "WEATHER_KEY"},
+        ToolConfig.model_validate(
+            {
+                "id": "show_env",
+                "adapter_type": "cli",
+                "cli": {"command": ["env"], "actions": {"dump": {"args": [], "output": "lines"}}},
+                "auth": {"env_var": "WEATHER_KEY"},
+            }
         )
     )
     execution = ExecutionService(service)
@@ -115,19 +119,23 @@ def test_cli_tool_real_program_and_secret_masking(service: RegistryService, env:
 
 def test_readiness_lists_what_is_missing(service: RegistryService, env: dict[str, str]) -> None:
     service.adopt(
-        ToolConfig(
-            id="ghost",
-            adapter_type="cli",
-            cli={"command": ["no-such-program-xyz"], "actions": {"go": {"args": []}}},
-            auth={"env_var": "GHOST_TOKEN", "signup_url": "https://example.invalid/keys"},
+        ToolConfig.model_validate(
+            {
+                "id": "ghost",
+                "adapter_type": "cli",
+                "cli": {"command": ["no-such-program-xyz"], "actions": {"go": {"args": []}}},
+                "auth": {"env_var": "GHOST_TOKEN", "signup_url": "https://example.invalid/keys"},
+            }
         )
     )
     service.adopt(
-        ToolConfig(
-            id="dead_server",
-            adapter_type="mcp",
-            mcp={"command": [sys.executable, "-c", "import sys; sys.exit(3)"]},
-            remote_tool="anything",
+        ToolConfig.model_validate(
+            {
+                "id": "dead_server",
+                "adapter_type": "mcp",
+                "mcp": {"command": [sys.executable, "-c", "import sys; sys.exit(3)"]},
+                "remote_tool": "anything",
+            }
         )
     )
     execution = ExecutionService(service, server_check_timeout=20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ def test_json_syntax_error_names_file_and_line(store: RegistryStore) -> None:
 
 
 def test_invalid_field_names_path_and_line(store: RegistryStore) -> None:
-    doc = {"version": 1, "tools": {"weather": http_config().model_dump(mode="json", exclude_none=True)}}
+    doc: dict[str, Any] = {"version": 1, "tools": {"weather": http_config().model_dump(mode="json", exclude_none=True)}}
     doc["tools"]["weather"]["http"]["base_url"] = "ftp://nope"
     _write(store, json.dumps(doc, indent=2))
     with pytest.raises(RegistryFileError) as info:
