@@ -15,6 +15,7 @@ from tools.cli._context import EXIT_TOOL_ERROR, EXIT_USAGE, console, fail, parse
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
     app.command("run")(run)
+    app.command("call", hidden=True)(call)
 
 
 def parse_args(params: str | None, args: list[str]) -> dict[str, Any]:
@@ -88,5 +89,25 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         console(stderr=True).print(
             f"tooldeck: tool {tool_id} returned {result.error.type}: {result.error.message}", markup=False
         )
+    if result.error is not None:
+        raise typer.Exit(EXIT_TOOL_ERROR)
+
+
+def call(
+    registry: Annotated[str, typer.Argument(help="module:attribute naming a LocalToolRegistry or a factory.")],
+    tool: Annotated[str, typer.Argument(help="The tool name.")],
+    arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
+    app_dir: Annotated[Path | None, typer.Option("--app-dir", help="Where the registry is imported from.")] = None,
+) -> None:
+    """Call a tool of a registry and print the envelope (the 0.1 form of ``run --registry``).
+
+    [b]Examples[/b]
+
+      tooldeck call myapp.tools:build_registry weather '{"city": "Lisbon"}'
+    """
+    from tools.cli._registry_spec import load_registry
+
+    result = load_registry(registry, app_dir).call_tool_raw(tool, arguments)
+    print_json(result.to_dict())
     if result.error is not None:
         raise typer.Exit(EXIT_TOOL_ERROR)

@@ -117,6 +117,15 @@ def test_run_against_a_registry(env: dict[str, str], app_dir: Path, capsys: pyte
     assert code == 0 and err == ""
 
 
+def test_call_keeps_the_old_form(env: dict[str, str], app_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, env, "call", "cli_factory_mod:build", "add", '{"a": 2, "b": 3}', "--app-dir", str(app_dir)
+    )
+    assert code == 0 and json.loads(out)["data"] == 5
+    code, out, _ = run(capsys, env, "call", "cli_factory_mod:build", "add", "{not json", "--app-dir", str(app_dir))
+    assert code == 1 and json.loads(out)["error_type"] == "validation_error"
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
