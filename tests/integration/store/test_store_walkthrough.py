@@ -5,6 +5,7 @@ orchestrator`` (driven by a scripted OpenAI-compatible model on 127.0.0.1)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import threading
@@ -83,50 +84,74 @@ def scripted_model() -> Iterator[ScriptedModel]:
         thread.join()
 
 
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "store.md"
+
+
+def doc_commands() -> list[str]:
+    """The ``tooldeck`` command lines of the walkthrough in docs/store.md, in order."""
+    text = DOCS.read_text().split("## Walkthrough", 1)[1].split("\n## ", 1)[0]
+    lines = []
+    for block in text.split("```bash")[1:]:
+        for line in block.split("```", 1)[0].splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command.startswith("tooldeck "):
+                lines.append(command)
+    return lines
+
+
+def test_docs_walkthrough_is_what_this_test_runs() -> None:
+    assert doc_commands() == [
+        "tooldeck list --json",
+        'tooldeck catalog sync --mcp "time=python -m mcp_server_time" --manuals apis.json',
+        'tooldeck catalog search "current time"',
+        "tooldeck list --capability current_time",
+        "tooldeck adopt time:get_current_time",
+        "tooldeck adopt apis:weather --capability local_weather",
+        "tooldeck list",
+        "tooldeck check get_current_time",
+        "tooldeck check weather",
+        "tooldeck run get_current_time --arg timezone=Europe/Lisbon",
+        """tooldeck run weather --params '{"city": "Lisbon"}'""",
+    ]
+
+
 def test_walkthrough_from_empty_directory(
     tooldeck: Tooldeck, project: Path, tmp_path: Path, weather_api: WeatherAPI, scripted_model: ScriptedModel
 ) -> None:
     assert list(project.iterdir()) == []
-
-    # 1. an empty project: nothing adopted yet
-    listed = tooldeck("list", "--json")
-    assert (listed.code, listed.json()) == (0, [])
-
-    # 2. fill the catalog from an MCP server and a manual file, then search it
     (project / "apis.json").write_text(json.dumps(weather_manual(weather_api.url), indent=2))
-    synced = tooldeck("catalog", "sync", "--mcp", f"time={sys.executable} -m mcp_server_time", "--manuals", "apis.json")
-    assert synced.code == 0, synced.err
-    assert "time: 2 tools" in synced.out and "apis: 1 tools" in synced.out
-    found = tooldeck("catalog", "search", "current time", "--json").json()
-    assert found[0]["catalog_id"] == "time:get_current_time"
-    assert found[0]["adopt_command"] == "tooldeck adopt time:get_current_time"
+    outputs = {}
+    for line in doc_commands():  # every command of the docs, in order, must succeed
+        words = [w.replace("python -m", f"{sys.executable} -m") for w in shlex.split(line)[1:]]
+        outcome = tooldeck(*words)
+        assert outcome.code == 0, (line, outcome.err)
+        assert SECRET not in outcome.out + outcome.err
+        outputs[line] = outcome
 
-    # 3. capability lookup before adoption suggests what to adopt
-    suggestion = tooldeck("list", "--capability", "current_time", "--json").json()
-    assert suggestion["available"] == []
-    assert [s["catalog_id"] for s in suggestion["suggested"]] == ["time:get_current_time"]
-
-    # 4. adopt both
-    assert tooldeck("adopt", "time:get_current_time").code == 0
-    adopted = tooldeck("adopt", "apis:weather", "--capability", "local_weather", "--json")
-    assert adopted.code == 0, adopted.err
-    assert adopted.json()["capabilities"] == ["weather", "forecast", "local_weather"]
-    ids = [row["id"] for row in tooldeck("list", "--json").json()]
-    assert ids == ["get_current_time", "weather"]
-
-    # 5. check readiness, then run each tool
-    ready = tooldeck("check", "get_current_time", "--json")
-    assert (ready.code, ready.json()["ready"]) == (0, True)
-    assert tooldeck("check", "weather").code == 0
-    now = tooldeck("run", "get_current_time", "--arg", "timezone=Europe/Lisbon", "--json")
-    assert now.code == 0, now.err
-    assert now.json()["data"]["timezone"] == "Europe/Lisbon"
-    weather = tooldeck("run", "weather", "--params", '{"city": "Lisbon"}')
-    assert weather.code == 0, weather.err
+    assert outputs["tooldeck list --json"].json() == []
+    synced = outputs[doc_commands()[1]].out
+    assert "time: 2 tools" in synced and "apis: 1 tools" in synced
+    assert outputs['tooldeck catalog search "current time"'].out.startswith("time:get_current_time\tmcp")
+    assert "tooldeck adopt time:get_current_time" in outputs["tooldeck list --capability current_time"].out
+    assert [line.split("\t")[0] for line in outputs["tooldeck list"].out.splitlines()] == [
+        "get_current_time",
+        "weather",
+    ]
+    assert "Europe/Lisbon" in outputs["tooldeck run get_current_time --arg timezone=Europe/Lisbon"].out
+    weather = outputs[doc_commands()[-1]]
     assert json.loads(weather.out) == {"city": "Lisbon", "temp_c": 21.5, "sky": "clear"}
 
-    # 6. the orchestrator registers both beside the builtins and routes the model's calls to them
+    # the same data through --json, for scripts
+    suggestion = tooldeck("list", "--capability", "current_time", "--json").json()
+    assert [s["catalog_id"] for s in suggestion["suggested"]] == []  # adopted by now
+    assert [c["id"] for c in suggestion["available"]] == ["get_current_time"]
+    adopted = {row["id"]: row for row in tooldeck("list", "--json").json()}
+    assert adopted["weather"]["capabilities"] == ["weather", "forecast", "local_weather"]
+    assert adopted["weather"]["adopted_from"] == "apis:weather"
+
+    # the orchestrator registers both beside the builtins and routes the model's calls to them
     env = base_env(tmp_path / "home", TOOLDECK_DATA_DIR=str(tmp_path / "data"))
+    question = "What time is it in Lisbon, and what is the weather there?"
     asked = subprocess.run(
         [
             sys.executable,
@@ -137,7 +162,7 @@ def test_walkthrough_from_empty_directory(
             "--model",
             "scripted",
             "--json",
-            "What time is it in Lisbon, and what is the weather there?",
+            question,
         ],
         cwd=project,
         env=env,
@@ -154,3 +179,11 @@ def test_walkthrough_from_empty_directory(
     offered = {t["function"]["name"] for t in scripted_model.requests[0]["tools"]}
     assert {"get_current_time", "weather", "math_solver"} <= offered
     assert SECRET not in asked.stdout + asked.stderr
+
+
+def test_capability_lookup_before_adoption_suggests_the_catalog(tooldeck: Tooldeck) -> None:
+    synced = tooldeck("catalog", "sync", "--mcp", f"time={sys.executable} -m mcp_server_time")
+    assert synced.code == 0, synced.err
+    suggestion = tooldeck("list", "--capability", "current_time", "--json").json()
+    assert suggestion["available"] == []
+    assert [s["adopt_command"] for s in suggestion["suggested"]] == ["tooldeck adopt time:get_current_time"]
