@@ -262,7 +262,8 @@ def adopt(  # noqa: PLR0917 - typer maps parameters to options
     target: Any = catalog_id
     if from_file is not None:
         target = _config_file(from_file)
-    config = service.adopt(target, tool_id=tool_id, capabilities=capability or (), replace=replace)
+        target = target.model_copy(update={"adopted_from": target.adopted_from or str(from_file.resolve())})
+    config = service.adopt(target, tool_id=tool_id, capabilities=capability or [], replace=replace)
     if as_json:
         print_json(summary(config, service, "project"))
         return

@@ -169,7 +169,8 @@ def test_adopted_tool_lifecycle(env: dict[str, str], tmp_path: Path, capsys: pyt
     code, _, err = run(capsys, env, "adopt", "--from-file", str(tmp_path / "tool.json"))
     assert code == 2 and "already adopted; pass --replace" in err
     listed = json.loads(run(capsys, env, "list", "--json")[1])
-    assert listed[0] | {"adopted_at": None} == {
+    assert listed[0]["adopted_from"].endswith("tool.json")
+    assert listed[0] | {"adopted_at": None, "adopted_from": None} == {
         "id": "weather",
         "name": "weather",
         "adapter_type": "http",
