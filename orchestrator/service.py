@@ -9,15 +9,19 @@ nothing lives in module globals.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
 from orchestrator.llm import ChatModel
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.settings import Settings
-from tools import BaseTool, LocalToolRegistry
+from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
+
+if TYPE_CHECKING:
+    from tools.store import RegistryService
 
 __all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError"]
 
@@ -61,6 +65,7 @@ class OrchestratorService:
         model: ChatModel | None = None,
         registry: LocalToolRegistry | None = None,
         system_prompt: str | None = SYSTEM_PROMPT,
+        adopted_tools: RegistryService | None = None,
     ) -> None:
         """Build everything.
 
@@ -69,6 +74,8 @@ class OrchestratorService:
             model: Use this model instead of the one the settings select.
             registry: Register into this registry (default: a new one).
             system_prompt: Sent first on each question (None: no system message).
+            adopted_tools: Where the adopted tools come from (default: the registry files of
+                the environment and the current directory, see `tools.store`).
 
         Raises:
             ServiceConfigError: The data directory cannot be created, or a URL is invalid.
@@ -77,6 +84,7 @@ class OrchestratorService:
         self.registry = registry if registry is not None else LocalToolRegistry()
         self._closers: list[Callable[[], None]] = []
         self.skipped: dict[str, str] = {}
+        self._adopted_tools = adopted_tools
         try:
             self._register_tools()
             self.model: ChatModel = model if model is not None else self._build_model()
@@ -172,6 +180,7 @@ class OrchestratorService:
         self._register_code()
         self._register_web()
         self._register_user_context()
+        self._register_adopted()
 
     def _register_math(self) -> None:
         from tools.builtin.math import MathSolverTool
@@ -246,6 +255,30 @@ class OrchestratorService:
         self.registry.register(tool)
         for alias in USER_CONTEXT_ALIASES:  # old names, kept callable
             self.registry.register(tool, name=alias.name, description=alias.description, preset=alias.preset)
+
+    def _register_adopted(self) -> None:
+        """Every adopted tool (``tooldeck adopt``, registry files) beside the builtins."""
+        from tools.store import RegistryFileError, RegistryService, RegistryStore
+
+        service = self._adopted_tools
+        if service is None:
+            service = RegistryService(RegistryStore.from_env(os.environ), env=os.environ)
+        self._closers.append(service.close)
+        skipped: dict[str, str] = {}
+        try:
+            tools = service.build_tools(skipped=skipped)
+        except RegistryFileError as exc:
+            raise ServiceConfigError(str(exc)) from None
+        for tool in tools:
+            if tool.name in self.registry:
+                skipped[tool.name] = "its id is a builtin tool's name; adopt it again with --id OTHER_NAME"
+                continue
+            try:
+                self.registry.register(tool)
+            except (ToolDefinitionError, ValueError) as exc:
+                skipped[tool.name] = str(exc)
+        for name, reason in skipped.items():
+            self._skip(name, reason)
 
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason

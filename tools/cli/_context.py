@@ -1,0 +1,167 @@
+"""What every command shares: the environment, the project, output helpers and errors.
+
+The environment is read once, in :func:`tools.cli.main`, and handed to :class:`CliContext`;
+the services (registry store, catalog, execution) are built from it on demand, so a command
+imports only what it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tools.store import ExecutionService, RegistryService, RegistryStore, ToolCatalog
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A usage or setup problem: one line naming the cause and the fix, exit code 2."""
+
+    def __init__(self, message: str, *, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class CliContext:
+    """The state of one ``tooldeck`` invocation.
+
+    Attributes:
+        env: The process environment (read once, at the entry point).
+        project_dir: The project whose ``.tooldeck/`` is used.
+        catalog_path: The catalog database (default ``.tooldeck/catalog.sqlite3``).
+    """
+
+    env: Mapping[str, str]
+    project_dir: Path
+    catalog_path: Path | None = None
+    _closers: list[Any] = field(default_factory=list)
+
+    @property
+    def tooldeck_dir(self) -> Path:
+        """``<project>/.tooldeck``."""
+        return self.project_dir / ".tooldeck"
+
+    def store(self) -> RegistryStore:
+        """The user and project registry files."""
+        from tools.store.registry_store import RegistryStore
+
+        return RegistryStore.from_env(self.env, project_dir=self.project_dir)
+
+    def catalog(self) -> ToolCatalog:
+        """The project's catalog."""
+        from tools.store.catalog import ToolCatalog
+
+        return ToolCatalog(self.catalog_path or self.tooldeck_dir / "catalog.sqlite3", env=self.env)
+
+    def registry_service(self, *, with_catalog: bool = True) -> RegistryService:
+        """The registry service (closed when the command ends)."""
+        from tools.store.service import RegistryService
+
+        catalog = self.catalog() if with_catalog and self._catalog_exists() else None
+        service = RegistryService(self.store(), catalog=catalog, env=self.env)
+        self._closers.append(service.close)
+        return service
+
+    def execution(self, *, artifacts: bool = False) -> ExecutionService:
+        """The execution service; with ``artifacts``, calls are kept under ``.tooldeck/runs``."""
+        from tools.store.execution import ExecutionService
+
+        runs = self.tooldeck_dir / "runs" if artifacts else None
+        return ExecutionService(self.registry_service(), artifacts_dir=runs)
+
+    def _catalog_exists(self) -> bool:
+        return (self.catalog_path or self.tooldeck_dir / "catalog.sqlite3").exists()
+
+    def close(self) -> None:
+        """Close what the command opened."""
+        while self._closers:
+            self._closers.pop()()
+
+
+def state(ctx: typer.Context) -> CliContext:
+    """The :class:`CliContext` of the running command."""
+    obj = ctx.find_root().obj
+    if not isinstance(obj, CliContext):  # pragma: no cover - main() always sets it
+        raise CliError("tooldeck was started without its context; run it through the tooldeck command")
+    return obj
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr); plain text when not a terminal."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+#: Above this many rows a terminal gets plain aligned columns (rich tables cost ~1 ms a row).
+RICH_TABLE_ROWS = 200
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """Rows for people: a rich table on a terminal, tab-separated lines when piped (like ``gh``).
+
+    Cells may hold rich markup (``[green]ready[/]``); it is stripped from plain output.
+    """
+    if not sys.stdout.isatty():  # piped: no rich import, no markup, one line per row
+        lines = ("\t".join(_plain(cell) for cell in row) for row in rows)
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.flush()
+        return
+    out = console()
+    if len(rows) > RICH_TABLE_ROWS:
+        widths = [min(40, max(len(h), *(len(r[i]) for r in rows))) for i, h in enumerate(headers)]
+        out.print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), style="bold", markup=False)
+        for row in rows:
+            out.print("  ".join(c[:w].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+
+
+def _plain(cell: str) -> str:
+    if "[" not in cell:
+        return cell
+    from rich.text import Text
+
+    return Text.from_markup(cell).plain
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout (for ``--json``)."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, *, code: int = EXIT_USAGE) -> NoReturn:
+    """Stop the command with a one-line error."""
+    raise CliError(message, code=code)
+
+
+def parse_json_object(text: str, *, what: str) -> dict[str, Any]:
+    """``text`` as a JSON object, or a :class:`CliError` showing a correct example."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        fail(f'{what} is not valid JSON ({exc}); pass an object, e.g. {what} \'{{"city": "Lisbon"}}\'')
+    if not isinstance(value, dict):
+        fail(f'{what} must be a JSON object, got {type(value).__name__}; e.g. {what} \'{{"city": "Lisbon"}}\'')
+    return value

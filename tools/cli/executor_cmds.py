@@ -1,0 +1,108 @@
+"""``tooldeck executor status DIR``: a directory of tool binaries, as the executor sees it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tools.cli._context import console, fail, print_json, state
+
+executor_app = typer.Typer(help="Tool binaries served by the binary executor.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command group to ``app``."""
+    app.add_typer(executor_app, name="executor")
+
+
+def _metrics(path: Path | None) -> dict[str, dict[str, Any]]:
+    """Per-tool figures from a metrics JSON file (``{tool: {calls|invocations, successes, ...}}``)."""
+    if path is None or not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        fail(f"metrics file {path}: unreadable ({exc}); fix it or pass another --metrics file")
+    tools = raw.get("tools", raw) if isinstance(raw, dict) else {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, stats in (tools or {}).items():
+        if not isinstance(stats, dict):
+            continue
+        calls = int(stats.get("calls", stats.get("invocations", 0)) or 0)
+        successes = int(stats.get("successes", 0) or 0)
+        out[str(name)] = {
+            "calls": calls,
+            "successes": successes,
+            "failures": int(stats.get("failures", calls - successes) or 0),
+            "success_rate": round(successes / calls, 4) if calls else None,
+            "avg_duration_ms": stats.get("avg_duration_ms"),
+        }
+    return out
+
+
+@executor_app.command("status")
+def status(
+    ctx: typer.Context,
+    directory: Annotated[Path, typer.Argument(help="Directory of tool binaries.")],
+    metrics: Annotated[
+        Path | None,
+        typer.Option("--metrics", help="Metrics JSON file (default: .tooldeck/metrics.json when present)."),
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for each --schema answer.")] = 5.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """Scan a directory of tool binaries: each one's status and metrics.
+
+    Status is ready (schema known), schema-unknown (runs with free-form arguments),
+    missing-binary or broken (with the reason).
+
+    [b]Examples[/b]
+
+      tooldeck executor status ~/.tooldeck/bin
+      tooldeck executor status ./bin --json --metrics .tooldeck/metrics.json
+    """
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from tools.external.executor import ToolExecutorService
+
+    cli = state(ctx)
+    if not directory.is_dir():
+        fail(f"{directory} is not a directory; pass the directory that holds the tool binaries")
+    figures = _metrics(metrics or cli.tooldeck_dir / "metrics.json")
+    service = ToolExecutorService(directory, env=cli.env, poll_interval=0, schema_timeout=timeout)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console(stderr=True), transient=True) as p:
+        p.add_task(f"asking the binaries in {directory} for --schema", total=None)
+        try:
+            service.start()
+            found = service.status()
+        finally:
+            service.stop()
+    rows: list[dict[str, Any]] = [
+        {"name": s.name, "path": s.path, "status": s.state, "message": s.message, "metrics": figures.get(s.name)}
+        for s in found.values()
+    ]
+    if as_json:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("name", "status", "calls", "success", "avg ms", "note"):
+        table.add_column(column)
+    colors = {"ready": "green", "schema-unknown": "yellow"}
+    for row in rows:
+        m = row["metrics"] or {}
+        rate = m.get("success_rate")
+        table.add_row(
+            row["name"],
+            f"[{colors.get(row['status'], 'red')}]{row['status']}[/]",
+            str(m.get("calls", 0)),
+            "-" if rate is None else f"{rate:.0%}",
+            "-" if m.get("avg_duration_ms") is None else f"{m['avg_duration_ms']:.1f}",
+            row["message"] or "",
+        )
+    out = console()
+    out.print(table if rows else f"No tool binaries in {directory}.")
