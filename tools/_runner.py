@@ -214,15 +214,10 @@ class ToolEntry:
         )
 
     def _finish(self, result: ToolResult) -> ToolResult:
-        error = result.error
-        if error is not None:
-            metadata = result.metadata
-            logger.warning(
-                "tool call failed: tool=%r request_id=%s error_type=%s",
-                self.tool.name,
-                metadata.get("request_id"),
-                error.type,
-            )
+        if result.error is not None:
+            from tools.telemetry.failure_log import log_tool_failure
+
+            log_tool_failure(logger, result)
         metrics = self.context.metrics
         if metrics is not None:
             try:

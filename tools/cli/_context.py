@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tools.store import ExecutionService, RegistryService, RegistryStore, ToolCatalog
+    from tools.telemetry import MetricsStore
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -76,11 +77,21 @@ class CliContext:
         return service
 
     def execution(self, *, artifacts: bool = False) -> ExecutionService:
-        """The execution service; with ``artifacts``, calls are kept under ``.tooldeck/runs``."""
+        """The execution service; every call is recorded in ``.tooldeck/metrics.json`` (the
+        learning loop behind ``tooldeck stats``); with ``artifacts``, calls are kept under
+        ``.tooldeck/runs``."""
         from tools.store.execution import ExecutionService
 
         runs = self.tooldeck_dir / "runs" if artifacts else None
-        return ExecutionService(self.registry_service(), artifacts_dir=runs)
+        return ExecutionService(self.registry_service(), metrics=self.metrics_store(), artifacts_dir=runs)
+
+    def metrics_store(self) -> MetricsStore:
+        """The project's metrics store (flushed when the command ends)."""
+        from tools.telemetry import MetricsStore
+
+        store = MetricsStore(self.tooldeck_dir / "metrics.json", flush_interval=None)
+        self._closers.append(store.close)
+        return store
 
     def _catalog_exists(self) -> bool:
         return (self.catalog_path or self.tooldeck_dir / "catalog.sqlite3").exists()

@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tools.cli.catalog_cmds",
     "tools.cli.schema_cmds",
     "tools.cli.executor_cmds",
+    "tools.cli.stats_cmds",
 )
 
 HELP = """\

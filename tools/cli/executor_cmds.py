@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,29 +17,20 @@ def register(app: typer.Typer) -> None:
     app.add_typer(executor_app, name="executor")
 
 
-def _metrics(path: Path | None) -> dict[str, dict[str, Any]]:
-    """Per-tool figures from a metrics JSON file (``{tool: {calls|invocations, successes, ...}}``)."""
-    if path is None or not path.exists():
+def _metrics(path: Path) -> dict[str, dict[str, Any]]:
+    """Per-tool figures from the learning loop's metrics file (empty when there is none)."""
+    from tools.telemetry import MetricsFileError, MetricsStore
+
+    if not path.exists():
         return {}
+    store = MetricsStore(path, flush_interval=None)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        fail(f"metrics file {path}: unreadable ({exc}); fix it or pass another --metrics file")
-    tools = raw.get("tools", raw) if isinstance(raw, dict) else {}
-    out: dict[str, dict[str, Any]] = {}
-    for name, stats in (tools or {}).items():
-        if not isinstance(stats, dict):
-            continue
-        calls = int(stats.get("calls", stats.get("invocations", 0)) or 0)
-        successes = int(stats.get("successes", 0) or 0)
-        out[str(name)] = {
-            "calls": calls,
-            "successes": successes,
-            "failures": int(stats.get("failures", calls - successes) or 0),
-            "success_rate": round(successes / calls, 4) if calls else None,
-            "avg_duration_ms": stats.get("avg_duration_ms"),
-        }
-    return out
+        figures = store.read_file()
+    except MetricsFileError as exc:
+        fail(f"{exc}")
+    finally:
+        store.close()
+    return {name: stats.to_dict() for name, stats in figures.items()}
 
 
 @executor_app.command("status")

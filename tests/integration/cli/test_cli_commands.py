@@ -76,21 +76,22 @@ def test_usage_errors_are_one_line_without_traceback(tooldeck: Tooldeck) -> None
 
 
 def test_executor_status(tooldeck: Tooldeck, project: Path, binaries: Path) -> None:
-    (project / ".tooldeck").mkdir()
-    (project / ".tooldeck" / "metrics.json").write_text(
-        json.dumps({"word_count": {"calls": 4, "successes": 3, "failures": 1, "avg_duration_ms": 12.5}})
-    )
+    from tools import ToolResult
+    from tools.telemetry import MetricsStore
+
+    with MetricsStore(project / ".tooldeck" / "metrics.json", flush_interval=None) as store:
+        for duration, ok in ((10.0, True), (12.0, True), (15.5, True), (3.0, False)):
+            meta = {"tool_name": "word_count", "duration_ms": duration}
+            store.record(
+                ToolResult.success(1, meta) if ok else ToolResult.failure("upstream_error", "x", metadata=meta)
+            )
     outcome = tooldeck("executor", "status", str(binaries), "--json")
     assert outcome.code == 0, outcome.err
     rows = {row["name"]: row for row in outcome.json()}
     assert rows["word_count"]["status"] == "ready"
-    assert rows["word_count"]["metrics"] == {
-        "calls": 4,
-        "successes": 3,
-        "failures": 1,
-        "success_rate": 0.75,
-        "avg_duration_ms": 12.5,
-    }
+    metrics = rows["word_count"]["metrics"]
+    assert (metrics["calls"], metrics["successes"], metrics["failures"]) == (4, 3, 1)
+    assert metrics["success_rate"] == 0.75 and metrics["avg_duration_ms"] == 12.5
     assert rows["shout"]["status"] == "schema-unknown" and rows["shout"]["metrics"] is None
     table = tooldeck("executor", "status", str(binaries))
     assert "word_count" in table.out and "75%" in table.out and "schema-unknown" in table.out
@@ -112,3 +113,22 @@ def test_serve_mcp_serves_the_adopted_tools(tooldeck: Tooldeck, project: Path, b
         assert {"word_count", "math_solver"} <= names
         result = ts.call("word_count", {"text": "a b c d"})
     assert result.ok and json.loads(result.data) == {"words": 4}
+
+
+def test_run_feeds_the_learning_loop_and_stats_reports_it(
+    tooldeck: Tooldeck, project: Path, weather_api: WeatherAPI
+) -> None:
+    _adopt_weather(tooldeck, project, weather_api)
+    empty = tooldeck("stats", "--json").json()
+    assert [(row["tool"], row["calls"], row["success_rate"]) for row in empty] == [("weather", 0, None)]
+    assert "no calls yet" in tooldeck("stats").out
+    for city in ("Lisbon", "Porto", ""):
+        tooldeck("run", "weather", "--arg", f"city={city}")
+    (row,) = tooldeck("stats", "weather", "--json").json()
+    assert (row["calls"], row["successes"], row["failures"]) == (3, 2, 1)
+    assert row["last_error_type"] == "validation_error"
+    assert SECRET not in json.dumps(row)
+    degraded = tooldeck("stats", "--degraded", "--min-calls", "3", "--threshold", "0.9", "--json").json()
+    assert [r["tool"] for r in degraded] == ["weather"]
+    missing = tooldeck("stats", "nope")
+    assert missing.code == 2 and "no tool 'nope'" in missing.err

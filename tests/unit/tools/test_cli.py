@@ -276,6 +276,7 @@ def test_one_module_per_command_group() -> None:
         "tools.cli.catalog_cmds",
         "tools.cli.schema_cmds",
         "tools.cli.executor_cmds",
+        "tools.cli.stats_cmds",
     )
     import importlib
 
