@@ -76,7 +76,7 @@ class RouteTool(BaseTool[RouteRequest, dict[str, Any]]):
         return {"distance": distance, "mode": request.mode}
 
 
-def per_call_us(fn: Callable[[], Any], number: int, repeat: int) -> float:
+def per_call_us(fn: Callable[[], Any], number: int, repeat: int) -> float:  # for the export figures
     """Median microseconds per call over ``repeat`` runs of ``number`` calls."""
     runs = timeit.repeat(fn, number=number, repeat=repeat)
     return statistics.median(runs) / number * 1e6
@@ -123,25 +123,52 @@ def make_tools(count: int) -> LocalToolRegistry:
     return registry
 
 
-def per_call_async_us(registry: LocalToolRegistry, name: str, payload: str, number: int, repeat: int) -> float:
-    """Median microseconds per ``acall_tool_raw`` awaited inside one running loop."""
+Block = Callable[[int], float]
 
-    async def block() -> float:
+
+def sync_block(fn: Callable[[], Any]) -> Block:
+    """Seconds for ``n`` calls of ``fn``."""
+
+    def run(n: int) -> float:
+        return timeit.timeit(fn, number=n)
+
+    return run
+
+
+def async_block(loop: asyncio.AbstractEventLoop, registry: LocalToolRegistry, name: str, payload: str) -> Block:
+    """Seconds for ``n`` ``acall_tool_raw`` calls awaited inside one running loop."""
+
+    async def calls(n: int) -> float:
         start = time.perf_counter()
-        for _ in range(number):
+        for _ in range(n):
             (await registry.acall_tool_raw(name, payload)).to_dict()
         return time.perf_counter() - start
 
-    async def runs() -> list[float]:
-        await block()  # warm-up: first use starts the worker threads / tool loop
-        return [await block() for _ in range(repeat)]
-
-    return statistics.median(asyncio.run(runs())) / number * 1e6
+    return lambda n: loop.run_until_complete(calls(n))
 
 
-def ratio(value: float, base: float, target: float | None = None) -> str:
-    text = f"{value:8.2f} us  {value / base:5.2f}x"
-    return text + (f"  (target <= {target:g}x)" if target else "")
+def paired(base: Block, candidate: Block, number: int, repeat: int) -> tuple[float, float, float]:
+    """Baseline and candidate measured in alternating blocks (so load drift hits both alike).
+
+    Returns the median microseconds per call of each and the median of the per-round ratios.
+    """
+    base(max(number // 10, 1))
+    candidate(max(number // 10, 1))  # warm-up: caches, worker threads, the tool loop
+    bases, candidates, ratios = [], [], []
+    for _ in range(repeat):
+        b = base(number) / number * 1e6
+        c = candidate(number) / number * 1e6
+        bases.append(b)
+        candidates.append(c)
+        ratios.append(c / b)
+    return statistics.median(bases), statistics.median(candidates), statistics.median(ratios)
+
+
+def line(label: str, figures: tuple[float, float, float], target: float | None = None, note: str = "") -> str:
+    base, value, ratio = figures
+    text = f"  {label:<46} {value:8.2f} us  {ratio:5.2f}x  (baseline {base:.2f} us"
+    text += f"; target <= {target:g}x)" if target else ")"
+    return text + (f"  {note}" if note else "")
 
 
 def main() -> None:
@@ -172,32 +199,42 @@ def main() -> None:
     assert registry.call_tool_raw("add", invalid).error is not None
     assert registry.call_tool_raw("route", strict_call).data == {"distance": 7.0, "mode": "driving"}
 
-    baseline = per_call_us(lambda: add(**AddRequest.model_validate_json(payload).__dict__), number, repeat)
-    flat = per_call_us(lambda: registry.call_tool_raw("add", payload).to_dict(), number, repeat)
-    kwargs = per_call_us(lambda: registry("add", a=1, b=2), number, repeat)
-    nested_base = per_call_us(lambda: RouteTool().execute_internal(nested_baseline(nested)), number, repeat)
-    nested_reg = per_call_us(lambda: registry.call_tool_raw("route", nested).to_dict(), number, repeat)
-    strict_reg = per_call_us(lambda: registry.call_tool_raw("route", strict_call).to_dict(), number, repeat)
-    bad = per_call_us(lambda: registry.call_tool_raw("add", invalid).to_dict(), number // 4, repeat)
-    async_inline = per_call_async_us(registry, "add_inline", payload, number, repeat)
-    async_def = per_call_async_us(registry, "async_add", payload, number // 10, repeat)
-    async_thread = per_call_async_us(registry, "add", payload, number // 10, repeat)
-
-    print("dispatch (median per call; ratios against bare pydantic measured in the same run)")
-    print(f"  (a) baseline: model_validate_json + call        {baseline:8.2f} us")
-    print(f"  (b) flat add, call_tool_raw, JSON in, dict out  {ratio(flat, baseline, 3)}")
-    print(f"      flat add, registry(name, **kwargs)          {ratio(kwargs, baseline, 3.5)}")
-    print(
-        f"      flat add, acall_tool_raw in a running loop  {ratio(async_inline, baseline, 3.5)}  (run_in_thread=False)"
-    )
-    print(f"      async def add, acall_tool_raw               {ratio(async_def, baseline)}  (hop to the tool loop)")
-    print(
-        f"      flat add, acall_tool_raw, worker thread     {ratio(async_thread, baseline)}  (default for sync tools)"
-    )
-    print(f"      nested-model baseline                       {nested_base:8.2f} us")
-    print(f"      nested-model tool, call_tool_raw            {ratio(nested_reg, nested_base, 3)}")
-    print(f"      same, strict-mode call with nulls           {ratio(strict_reg, nested_base, 4)}")
-    print(f"  (c) invalid payload to model-facing error       {ratio(bad, baseline, 8)}")
+    base = sync_block(lambda: add(**AddRequest.model_validate_json(payload).__dict__))
+    nested_base = sync_block(lambda: RouteTool().execute_internal(nested_baseline(nested)))
+    loop = asyncio.new_event_loop()
+    rows = [
+        ("(b) flat add, call_tool_raw, JSON in, dict out", base, "add", payload, 3.0, "", None),
+        ("    flat add, registry(name, **kwargs)", base, "add", None, 3.5, "", None),
+        (
+            "    flat add, acall_tool_raw in a running loop",
+            base,
+            "add_inline",
+            payload,
+            3.5,
+            "run_in_thread=False",
+            loop,
+        ),
+        ("    async def add, acall_tool_raw", base, "async_add", payload, None, "hops to the tool loop", loop),
+        ("    sync add, acall_tool_raw", base, "add", payload, None, "default: a worker thread", loop),
+        ("    nested-model tool, call_tool_raw", nested_base, "route", nested, 3.0, "", None),
+        ("    same, strict-mode call with nulls", nested_base, "route", strict_call, 4.0, "", None),
+        ("(c) invalid payload to model-facing error", base, "add", invalid, 8.0, "", None),
+    ]
+    print("dispatch (median per call; ratio = median of alternating baseline/candidate rounds)")
+    for label, baseline, name, arguments, target, note, running in rows:
+        if running is not None:
+            candidate = async_block(running, registry, name, arguments or "{}")
+            count = number if target else number // 10
+        elif arguments is None:
+            candidate = sync_block(lambda: registry("add", a=1, b=2))
+            count = number
+        else:
+            candidate = sync_block(
+                functools.partial(lambda n, a: registry.call_tool_raw(n, a).to_dict(), name, arguments)
+            )
+            count = number // 4 if "invalid" in label else number
+        print(line(label, paired(baseline, candidate, count, repeat), target, note))
+    loop.close()
 
     cold_plain = cold_export_ms(strict=False)
     cold_strict = cold_export_ms(strict=True)

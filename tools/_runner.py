@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools._arguments import AcceptedArguments, describe_arguments, field_error, invalid_arguments, parse_arguments
 from tools._executor import ToolExecutor
+from tools._failure_log import log_tool_failure
 from tools.base import Arguments, BaseTool
 from tools.errors import InvalidArgumentsError
 from tools.metrics import MetricsSink
@@ -84,8 +85,11 @@ class ToolEntry:
             call_id: The model's ``tool_call`` id, for the trace.
         """
         tracer = self.context.tracer
-        if tracer is None:
-            return self._call(arguments)
+        if tracer is not None:
+            return self._traced_call(tracer, arguments, call_id)
+        return self._call(arguments)
+
+    def _traced_call(self, tracer: ToolTracer, arguments: Arguments, call_id: str | None) -> ToolResult:
         span = tracer.start(self.name, self.tool.description, self._tool_type(), call_id, arguments)
         try:
             result = self._call(arguments)
@@ -215,8 +219,6 @@ class ToolEntry:
 
     def _finish(self, result: ToolResult) -> ToolResult:
         if result.error is not None:
-            from tools.telemetry.failure_log import log_tool_failure
-
             log_tool_failure(logger, result)
         metrics = self.context.metrics
         if metrics is not None:

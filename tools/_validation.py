@@ -103,9 +103,14 @@ class RequestValidator:
             arguments = self._without_top_nulls(arguments)
         elif type(arguments) is not dict:
             arguments = dict(arguments)
-        value, errors = self._attempt(arguments)
-        if errors is None:
-            return value
+        try:
+            text = to_json(arguments)
+        except (PydanticSerializationError, ValueError, TypeError, RecursionError):
+            return self._from_python(arguments)
+        try:
+            return self._validate_json(text, extra=self._extra)
+        except ValidationError as exc:
+            errors = exc.errors(**_ERROR_OPTIONS)
         return self._after_nulls(arguments, "", errors)
 
     def _after_nulls(self, arguments: Mapping[str, Any] | None, text: str | bytes, errors: list[Any]) -> Any:

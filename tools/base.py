@@ -52,9 +52,10 @@ _CACHE_KEYS = (
 )
 Arguments = str | bytes | Mapping[str, Any] | None
 
-# Cheap, unique-enough request ids: a per-process random prefix and a counter.
+# Cheap, unique-enough request ids: a per-process random prefix and a counter, formatted
+# by an iterator that runs in C (``next`` is all the hot path pays).
 _ID_PREFIX = os.urandom(3).hex()
-_ids = itertools.count(1)
+_ids = map(f"{_ID_PREFIX}-{{:x}}".format, itertools.count(1))
 _UTC = timezone.utc
 _perf_ns = time.perf_counter_ns
 _now = time.time
@@ -62,7 +63,7 @@ _now = time.time
 
 def new_request_id() -> str:
     """A short id, unique within this process and unlikely to collide across processes."""
-    return f"{_ID_PREFIX}-{next(_ids):x}"
+    return next(_ids)
 
 
 class BaseTool(ABC, Generic[TRequest, TResponse]):
@@ -296,6 +297,17 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             records = from_pydantic_errors(exc.errors(include_url=False, include_context=False))
             raise invalid_arguments(self.name, records, self._accepted()) from None
 
+    def _validated(self, arguments: Arguments) -> Any:
+        """The request: through the tool's bound validator when it has one (the hot path)."""
+        fast = self.__dict__.get("_td_fast")
+        if fast is not None:
+            kind = type(arguments)
+            if kind is str:
+                return fast.from_json(arguments)
+            if kind is dict:
+                return fast.from_mapping(arguments)
+        return self._request(arguments)
+
     def _run(
         self, arguments: Arguments, timeout: float | None = None, executor: ToolExecutor | None = None
     ) -> ToolResult:
@@ -304,11 +316,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         t0 = _perf_ns()
         started = _now()
         try:
-            fast = self.__dict__.get("_td_fast")
-            if fast is not None and type(arguments) is str:
-                request = fast.from_json(arguments)
-            else:
-                request = self._request(arguments)
+            request = self._validated(arguments)
             if timeout is None:
                 response: Any = self.execute_internal(request)
                 if getattr(type(response), "__await__", None) is not None:
@@ -331,29 +339,18 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             return self._unexpected(exc, t0, started)
 
     async def _arun(
-        self, arguments: Arguments, *, timeout: float | None = None, executor: ToolExecutor | None = None
+        self, arguments: Arguments, timeout: float | None = None, executor: ToolExecutor | None = None
     ) -> ToolResult:
         """The async lifecycle: async tools on the tool loop, sync ones in a worker thread."""
         t0 = _perf_ns()
         started = _now()
         try:
-            request = self._request(arguments)
-            if self._async_work():
-                work: Any = self.execute_internal(request)
-                if self.run_on_shared_loop:
-                    work = tool_loop().arun(work)
-                response: Any = await bounded(work, timeout)
-            elif not self.run_in_thread:
-                response = self.execute_internal(request)  # thread-affine: on the loop, unbounded
-            elif executor is not None:
-                fn = functools.partial(self.execute_internal, request)
-                response = await executor.arun(fn, timeout=timeout, label=self.name)
-            else:
-                import asyncio
-
-                response = await bounded(asyncio.to_thread(self.execute_internal, request), timeout)
-            if _is_awaitable(response):
+            request = self._validated(arguments)
+            response = await self._awork(request, timeout, executor)
+            if getattr(type(response), "__await__", None) is not None:
                 response = await response
+            if type(response) in _JSON_SCALARS and not self._custom_format:
+                return ToolResult._trusted("success", response, None, self._metadata(t0, started))
             return self._success(response, t0, started)
         except ToolError as exc:
             return self._error_result(exc, t0, started)
@@ -361,6 +358,26 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             return self._error_result(_timed_out(self.name, timeout), t0, started)
         except (Exception, SystemExit) as exc:  # every failure becomes an envelope
             return self._unexpected(exc, t0, started)
+
+    async def _awork(self, request: Any, timeout: float | None, executor: ToolExecutor | None) -> Any:
+        """Run the work from async code: an async tool on the tool loop (or the caller's),
+        a sync one in a worker thread (or inline when thread-affine)."""
+        is_async = self.__dict__.get("_td_is_async")
+        if is_async is None:
+            is_async = self._async_work()
+        if is_async:
+            work: Any = self.execute_internal(request)
+            if self.run_on_shared_loop:
+                work = tool_loop().arun(work)
+            return await bounded(work, timeout)
+        if not self.run_in_thread:
+            return self.execute_internal(request)  # thread-affine: on the loop, unbounded
+        if executor is not None:
+            fn = functools.partial(self.execute_internal, request)
+            return await executor.arun(fn, timeout=timeout, label=self.name)
+        import asyncio
+
+        return await bounded(asyncio.to_thread(self.execute_internal, request), timeout)
 
     def _success(self, response: Any, t0: int, started: float) -> ToolResult:
         if isinstance(response, ToolResult):
@@ -375,7 +392,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return {
             "tool_name": self.name,
             "tool_version": self.version,
-            "request_id": f"{_ID_PREFIX}-{next(_ids):x}",
+            "request_id": next(_ids),
             "started_at": _iso_utc(started),
             "duration_ms": (_perf_ns() - t0) / 1e6,
             "attempts": 1,
@@ -420,32 +437,32 @@ def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
     )
 
 
-class _SecondCache:
-    """Formats UTC timestamps, reusing the formatted second (the hot path calls it per result)."""
+class _MillisecondCache:
+    """Formats UTC start times to the millisecond, reusing the last string: calls that start
+    in the same millisecond share it, so the hot path rarely formats anything."""
 
     __slots__ = ("last",)
 
     def __init__(self) -> None:
-        # (second, formatted second) replaced as one tuple, so threads never see a mix.
+        # (millisecond, formatted) replaced as one tuple, so threads never see a mix.
         self.last = (-1, "")
 
     def __call__(self, timestamp: float) -> str:
-        second = int(timestamp)
+        millis = int(timestamp * 1000)
         last = self.last
-        if last[0] != second:
-            last = self.last = (second, datetime.fromtimestamp(second, _UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-        return f"{last[1]}.{int((timestamp - second) * 1e6):06d}+00:00"
+        if last[0] == millis:
+            return last[1]
+        second, fraction = divmod(millis, 1000)
+        text = f"{datetime.fromtimestamp(second, _UTC).strftime('%Y-%m-%dT%H:%M:%S')}.{fraction:03d}000+00:00"
+        self.last = (millis, text)
+        return text
 
 
-# A pure formatting memo (no behaviour to inject): ISO-8601 UTC with microseconds.
-_iso_utc = _SecondCache()
+# A pure formatting memo (no behaviour to inject): ISO-8601 UTC, millisecond precision
+# (``duration_ms`` carries the precise timing).
+_iso_utc = _MillisecondCache()
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _is_awaitable(value: Any) -> bool:
-    """``inspect.isawaitable`` without its slow ABC check (coroutines and awaitables)."""
-    return getattr(type(value), "__await__", None) is not None
 
 
 async def _awaited(awaitable: Any) -> Any:

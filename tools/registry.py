@@ -352,7 +352,8 @@ class LocalToolRegistry:
 
     def __call__(self, name: str, /, **arguments: Any) -> dict[str, Any]:
         """``call_tool(name, **arguments).to_dict()``."""
-        return self.call_tool(name, **arguments).to_dict()
+        entry = self._entries.get(name)
+        return (self._unknown(name) if entry is None else entry.call(arguments)).to_dict()
 
     def call_tool(self, name: str, /, **arguments: Any) -> ToolResult:
         """Call a tool by name with keyword arguments; never raises for bad calls."""

@@ -5,10 +5,10 @@ Importing this package imports neither ``opentelemetry`` nor ``rich``: spans nee
 only when rendered.
 """
 
+from tools._failure_log import log_tool_failure
 from tools.metrics import OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET
 from tools.telemetry._file import MetricsFileError
 from tools.telemetry._redaction import summarize_error
-from tools.telemetry.failure_log import log_tool_failure
 from tools.telemetry.report import StatsRow, render_stats_table, stats_rows, success_rate_style
 from tools.telemetry.store import DEFAULT_METRICS_PATH, MetricsStore
 from tools.telemetry.tracing import (
