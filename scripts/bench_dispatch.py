@@ -236,6 +236,8 @@ def main() -> None:
         print(line(label, paired(baseline, candidate, count, repeat), target, note))
     loop.close()
 
+    observed(number, repeat, payload)
+
     cold_plain = cold_export_ms(strict=False)
     cold_strict = cold_export_ms(strict=True)
     big = make_tools(200)
@@ -257,6 +259,37 @@ def main() -> None:
         f"from pydantic import BaseModel alone: {pyd - empty:.1f} ms; tools adds {ours - pyd:.1f} ms "
         f"({(ours - empty) / max(pyd - empty, 1e-9):.2f}x pydantic's import)"
     )
+
+
+def observed(number: int, repeat: int, payload: str) -> None:
+    """What the learning loop and tracing add to one call (deltas against the same registry
+    without them, alternating rounds)."""
+    import tempfile
+
+    from tools.telemetry import MetricsStore
+
+    plain = LocalToolRegistry()
+    plain.register(add)
+    base = sync_block(lambda: plain.call_tool_raw("add", payload).to_dict())
+    with tempfile.TemporaryDirectory() as tmp, MetricsStore(f"{tmp}/metrics.json") as store:
+        stored = LocalToolRegistry(metrics=store)
+        stored.register(add)
+        b, c, _ = paired(base, sync_block(lambda: stored.call_tool_raw("add", payload).to_dict()), number, repeat)
+        print(f"  (f) with a MetricsStore attached: {c - b:+.2f} us per call (target <= +1 us)")
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.trace import NoOpTracerProvider
+
+        from tools.telemetry import ToolTracer
+    except ImportError:
+        print("  (g) tracing: not measured (install the otel extra and opentelemetry-sdk)")
+        return
+    for label, provider in (("a no-op provider", NoOpTracerProvider()), ("the SDK's provider", TracerProvider())):
+        traced = LocalToolRegistry(tracer=ToolTracer(provider))
+        traced.register(add)
+        call = functools.partial(traced.call_tool_raw, "add", payload)
+        b, c, _ = paired(base, sync_block(lambda call=call: call().to_dict()), number, repeat)
+        print(f"  (g) with a ToolTracer on {label}: {c - b:+.2f} us per call (without a tracer: +0)")
 
 
 def cold_export_ms(*, strict: bool) -> float:
