@@ -142,9 +142,15 @@ class ToolEntry:
         return result
 
     def _tool_type(self) -> str:
-        from tools.telemetry import gen_ai_tool_type
+        """``gen_ai.tool.type`` of this tool (worked out once)."""
+        kind = self.__dict__.get("_gen_ai_type")
+        if kind is None:
+            from tools.telemetry import gen_ai_tool_type
 
-        return gen_ai_tool_type(self.manual.source if self.manual is not None else None)
+            kind = self.__dict__["_gen_ai_type"] = gen_ai_tool_type(
+                self.manual.source if self.manual is not None else None
+            )
+        return kind
 
     async def _acall(self, arguments: Arguments) -> ToolResult:
         breaker = self.breaker
