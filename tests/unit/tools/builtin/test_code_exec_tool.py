@@ -17,6 +17,7 @@ from tools.builtin.code_executor import (
     SandboxResult,
     default_interpreters,
 )
+from tools.builtin.code_executor._layout import sandbox_executable
 from tools.builtin.code_executor.local import world_executable
 from tools.errors import InvalidArgumentsError, ToolError
 
@@ -141,7 +142,7 @@ def test_limits_must_be_positive_and_consistent() -> None:
 def test_default_interpreters_always_include_python() -> None:
     found = default_interpreters()
     assert found["python"][1:] == ["-I", "-S", "-B", "-u"]
-    assert world_executable(found["python"][0]) or found["python"][0] == sys.executable
+    assert world_executable(found["python"][0]) or found["python"][0] == sandbox_executable(sys.executable)
     assert default_interpreters(python="/opt/py")["python"][0] == "/opt/py"
     assert LocalSandbox(interpreters={"python": ["/bin/py"]}).languages() == ["python"]
 
