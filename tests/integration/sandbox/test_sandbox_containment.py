@@ -301,3 +301,35 @@ def test_world_writable_directories_are_private_per_run(battery: Battery) -> Non
 
 def test_no_process_outlives_the_battery(battery: Battery) -> None:
     assert battery.leftovers == []
+
+
+def test_without_user_namespaces_the_sandbox_refuses_and_says_why(priv: ModuleType, sandbox_root: Path) -> None:
+    bwrap = shutil.which("bwrap", path="/usr/bin:/bin")
+    if bwrap is None:
+        pytest.skip("taking user namespaces away from the test user needs bubblewrap")
+    temp_root = priv.private_dir(sandbox_root / "work", 65534, 0o700)
+    tree = priv.readable_tree(sandbox_root)
+    # The driver runs as uid 65534 in a user namespace that may not create another one.
+    no_userns = [bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"]
+    cases = [{"name": "run", "code": "print('ran')"}]
+    strict = priv.run_driver(
+        "unprivileged", {"sandbox": {"temp_root": str(temp_root)}, "cases": cases}, tree=tree, wrapper=no_userns
+    )
+    refused = strict["results"]["run"]
+    assert refused["error"].startswith(
+        "ToolError: The code was not run: the sandbox can't contain programs on this machine."
+    )
+    assert "userns" in refused["error"]
+    assert "allow_weaker_isolation=True" in refused["error"]
+    assert refused["trips_breaker"] is True
+    weaker = {"temp_root": str(temp_root), "allow_weaker_isolation": True}
+    answer = priv.run_driver("unprivileged", {"sandbox": weaker, "cases": cases}, tree=tree, wrapper=no_userns)
+    ran = answer["results"]["run"]
+    assert ran["stdout"] == "ran\n"
+    assert ran["network_isolated"] is False
+    assert {k: ran["isolation"][k] for k in ("launcher", "filesystem", "process_cap", "no_new_privs")} == {
+        "launcher": "none",
+        "filesystem": False,
+        "process_cap": None,
+        "no_new_privs": True,
+    }
