@@ -64,6 +64,13 @@ _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": 
 _MIB = 1024 * 1024
 
 Launcher = Literal["auto", "bwrap", "namespaces"]
+#: The namespaces launcher's short names for what it could not set up.
+_MISSING = {
+    "net": "a network namespace",
+    "pid": "a PID namespace",
+    "userns": "a user namespace (the per-run process cap)",
+    "fs": "a mount namespace (the private, read-only filesystem)",
+}
 
 
 def world_executable(path: str) -> bool:
@@ -359,6 +366,7 @@ class LocalSandbox:
     def _refusal(self, missing: str, detail: str | None) -> str:
         cause = f" ({detail})" if detail else ""
         hint = _userns_hint() if "userns" in missing or "user namespace" in missing else ""
+        missing = ", ".join(_MISSING.get(item, item) for item in missing.split(","))
         bwrap = self._bwrap_problem or "not tried"
         return (
             f"The code was not run: the sandbox can't contain programs on this machine. Missing: "
