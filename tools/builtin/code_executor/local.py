@@ -29,7 +29,6 @@ import logging
 import marshal
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from tools._procgroup import group_alive, kill_group
+from tools._procgroup import kill_group
 from tools.builtin.code_executor import _bwrap
-from tools.builtin.code_executor._capture import Capture, collect
+from tools.builtin.code_executor._capture import Capture
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
@@ -50,6 +49,7 @@ from tools.builtin.code_executor._layout import (
 )
 from tools.builtin.code_executor._outcome import Outcome, build_result, from_bwrap, from_launcher
 from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
+from tools.builtin.code_executor._spawn import Spawn
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
 from tools.errors import InvalidArgumentsError, ToolError
 
@@ -58,8 +58,6 @@ logger = logging.getLogger(__name__)
 _LAUNCHER = Path(__file__).with_name("_launcher.py")
 _SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 _NOBODY = 65534
-#: Seconds to wait for a killed run's processes to be torn down before returning.
-_GROUP_TEARDOWN_S = 2.0
 _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": "main.js"}
 _MIB = 1024 * 1024
 
@@ -108,37 +106,6 @@ def default_interpreters(python: str | None = None) -> dict[str, list[str]]:
         if path:
             found[name] = [path, *extra]
     return found
-
-
-def _live_members(pgid: int) -> int:
-    """Processes of group ``pgid`` that are not zombies (a /proc scan)."""
-    live = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            live += 1
-    return live
-
-
-def _wait_group_dead(pgid: int, timeout: float) -> bool:
-    """SIGKILL group ``pgid`` until none of it runs; True when done within ``timeout``.
-
-    A zombie counts as dead: bubblewrap's PID 1 can outlive the bwrap process that started
-    it by a moment, and is then reaped by the host's init, which may take its time.
-    """
-    deadline = time.monotonic() + timeout
-    while group_alive(pgid) and _live_members(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        kill_group(pgid)
-        time.sleep(0.01)
-    return True
 
 
 def _userns_hint() -> str:
@@ -446,7 +413,7 @@ class LocalSandbox:
         )  # fmt: skip
         user = {"user": self._uid, "group": self._uid, "extra_groups": []} if self._uid is not None else {}
         env = self._env(workdir)
-        capture, returncode = self._spawn(argv, workdir, status_r, fds, deadline, env=env, user=user)
+        capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
         outcome = from_bwrap(
             capture,
             returncode,
@@ -479,7 +446,8 @@ class LocalSandbox:
             "status_fd": status_w,
         }
         argv = [*self._launcher_argv, marshal.dumps(config).hex()]
-        capture, returncode = self._spawn(argv, workdir, status_r, [status_w], deadline, env={"LANG": "C.UTF-8"})
+        spawn = self._spawn(argv, workdir, deadline)
+        capture, returncode = spawn.run(status_r, [status_w], env={"LANG": "C.UTF-8"})
         return from_launcher(capture, returncode, isolate_fs=self._isolate_filesystem), capture
 
     # -- one process --------------------------------------------------------------------
@@ -521,62 +489,12 @@ class LocalSandbox:
             "core": 0,
         }
 
-    def _spawn(
-        self,
-        argv: list[str],
-        workdir: Path,
-        status_r: int,
-        pass_fds: list[int],
-        deadline: float,
-        *,
-        env: dict[str, str],
-        user: dict[str, Any] | None = None,
-    ) -> tuple[Capture, int]:
-        """Start ``argv`` in its own process group and collect its output until it ends.
-
-        Takes ownership of ``status_r`` and ``pass_fds`` (closed here, once the child has them).
-        """
-        try:
-            with (workdir / ".stdin").open("rb") as stdin_file:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=stdin_file,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=tuple(pass_fds),
-                    start_new_session=True,
-                    cwd="/" if user else workdir,
-                    env=env,
-                    **(user or {}),
-                )
-        except OSError as exc:
-            os.close(status_r)
-            msg = f"The sandbox could not start: {type(exc).__name__}: {exc}."
-            raise ToolError(msg, trips_breaker=True) from exc
-        finally:
-            for fd in pass_fds:  # the status pipe must see EOF when the child's copy closes
-                os.close(fd)
-        with self._lock:
-            self._running.add(proc.pid)
-        try:
-            capture = collect(
-                proc,
-                (proc.stdout.fileno(), proc.stderr.fileno()),  # type: ignore[union-attr]
-                status_r,
-                deadline=deadline,
-                max_output=self.limits.max_output_bytes,
-                max_drain=self.limits.max_drain_bytes,
-            )
-        finally:
-            kill_group(proc.pid)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-            # Nothing of the run may outlive the call: wait for the killed group to be gone.
-            _wait_group_dead(proc.pid, timeout=_GROUP_TEARDOWN_S)
-            with self._lock:
-                self._running.discard(proc.pid)
-            os.close(status_r)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        return capture, proc.returncode
+    def _spawn(self, argv: list[str], workdir: Path, deadline: float) -> Spawn:
+        return Spawn(
+            argv,
+            workdir=workdir,
+            deadline=deadline,
+            limits=self.limits,
+            lock=self._lock,
+            running=self._running,
+        )
