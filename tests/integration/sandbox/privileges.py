@@ -114,6 +114,29 @@ def run_driver(
     return answer
 
 
+def userns_problem(mode: str, launcher: str) -> str | None:
+    """Why the sandbox user of ``mode``/``launcher`` can't create user namespaces, or None.
+
+    The application user needs them when it is not root; as root, bubblewrap runs as
+    uid 65534 and needs them too (the namespaces launcher, as root, does not).
+    """
+    if mode == "root" and launcher != "bwrap":
+        return None
+    unshare = shutil.which("unshare", path=SEARCH_PATH)
+    if unshare is None:
+        return "util-linux unshare is not installed, so user namespaces can't be checked"
+    argv = [*drop_argv("unprivileged" if ROOT else mode), unshare, "--user", "true"]
+    done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+    if done.returncode == 0:
+        return None
+    settings = []
+    for path in ("/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone"):
+        if os.path.exists(path):
+            settings.append(f"{path}={Path(path).read_text().strip()}")
+    reason = done.stderr.decode(errors="replace").strip()
+    return f"uid {NOBODY if ROOT else os.geteuid()} can't create user namespaces here ({reason}; {', '.join(settings)})"
+
+
 def private_dir(path: Path, uid: int, mode: int = 0o700) -> Path:
     """Create ``path`` owned by ``uid`` with ``mode``."""
     path.mkdir()

@@ -186,6 +186,9 @@ class Battery:
 
 @pytest.fixture(scope="module")
 def battery(app_mode: str, launcher_kind: str, priv: ModuleType, scan: Any) -> Iterator[Battery]:
+    problem = priv.userns_problem(app_mode, launcher_kind)
+    if problem is not None:
+        pytest.skip(problem)
     stack: list[Path] = []
     lock_marker = f"tooldeck-test-{secrets.token_hex(4)}"
     root = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-test-"))

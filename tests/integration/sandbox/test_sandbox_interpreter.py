@@ -48,6 +48,9 @@ def tmp_venv(request: pytest.FixtureRequest) -> Iterator[Path]:
 def test_code_runs_when_the_application_lives_in_a_venv_under_tmp(
     tmp_venv: Path, app_mode: str, launcher_kind: str, priv: ModuleType, sandbox_root: Path
 ) -> None:
+    problem = priv.userns_problem(app_mode, launcher_kind)
+    if problem is not None:
+        pytest.skip(problem)
     temp_root = priv.private_dir(sandbox_root / "work", priv.app_uid(app_mode), 0o700)
     tree = priv.readable_tree(sandbox_root)
     job = {
