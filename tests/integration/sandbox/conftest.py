@@ -136,10 +136,15 @@ def limits() -> SandboxLimits:
     )
 
 
-@pytest.fixture
-def sandbox(sandbox_root: Path, limits: SandboxLimits) -> Iterator[LocalSandbox]:
-    """A LocalSandbox with small limits whose sessions live under ``sandbox_root``."""
-    box = LocalSandbox(limits=limits, temp_root=str(sandbox_root))
+@pytest.fixture(
+    params=[
+        pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")),
+        "namespaces",
+    ]
+)
+def sandbox(request: pytest.FixtureRequest, sandbox_root: Path, limits: SandboxLimits) -> Iterator[LocalSandbox]:
+    """A LocalSandbox with small limits whose sessions live under ``sandbox_root``, per launcher."""
+    box = LocalSandbox(limits=limits, temp_root=str(sandbox_root), launcher=request.param)
     try:
         yield box
     finally:
