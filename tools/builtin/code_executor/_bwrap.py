@@ -38,7 +38,7 @@ def prlimit_argv(prlimit: str, rlimits: Mapping[str, int]) -> list[str]:
     return [*argv, "--"]
 
 
-def _filesystem(layout: Layout, disk_mb: int, cwd: str, program: str, program_fd: int) -> list[str]:
+def _filesystem(layout: Layout, disk_mb: int, workdir: list[str]) -> list[str]:
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path, size_mb in layout.scratch:
         args += ["--size", str(size_mb * _MIB), "--perms", "1777", "--tmpfs", path]
@@ -46,8 +46,7 @@ def _filesystem(layout: Layout, disk_mb: int, cwd: str, program: str, program_fd
         args += ["--size", str(_MIB), "--perms", "0755", "--tmpfs", path]
     for path in layout.reveal:
         args += ["--ro-bind", path, path]
-    args += ["--size", str(disk_mb * _MIB), "--perms", "0700", "--tmpfs", cwd]
-    args += ["--perms", "0600", "--file", str(program_fd), program]
+    args += workdir
     for path in layout.hidden:  # last: the working dir may have been created inside one
         args += ["--remount-ro", path]
     return args
@@ -86,7 +85,9 @@ def bwrap_argv(
     if not isolate_network:
         argv.append("--share-net")
     if isolate_filesystem:
-        argv += _filesystem(layout, disk_mb, cwd, command[-1], program_fd)
+        workdir = ["--size", str(disk_mb * _MIB), "--perms", "0700", "--tmpfs", cwd]
+        workdir += ["--perms", "0600", "--file", str(program_fd), command[-1]]
+        argv += _filesystem(layout, disk_mb, workdir)
     else:
         argv += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     argv += ["--chdir", cwd, "--json-status-fd", str(status_fd)]
@@ -95,11 +96,10 @@ def bwrap_argv(
     return [*argv, "--", *command]
 
 
-def probe_argv(bwrap: str, prlimit: str, true: str, *, isolate_network: bool) -> list[str]:
-    """A bwrap run using every feature :func:`bwrap_argv` needs, running ``true``."""
+def probe_argv(bwrap: str, prlimit: str, true: str, *, layout: Layout, isolate_network: bool) -> list[str]:
+    """A bwrap run with every namespace and mount of a real run, running ``true``."""
     argv = [bwrap, *_NAMESPACES, *([] if isolate_network else ["--share-net"])]
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--size", str(_MIB), "--perms", "1777", "--tmpfs", "/tmp", "--remount-ro", "/tmp"]  # noqa: S108
+    argv += _filesystem(layout, 1, [])
     return [*argv, "--", prlimit, "--nproc=16", "--", true]
 
 

@@ -128,6 +128,24 @@ def revealing(layout: Layout, executables: Iterable[str]) -> Layout:
     return Layout(scratch=layout.scratch, hidden=layout.hidden, reveal=reveal)
 
 
+def _others_can_reach(path: str) -> bool:
+    try:
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in Path(path).parents)
+    except OSError:
+        return False
+
+
+def reachable_by_others(layout: Layout) -> Layout:
+    """``layout`` without the directories other users can't even reach (as root the program
+    runs as another uid, so those are hidden already, and bwrap, started as that uid,
+    could not mount on them)."""
+    return Layout(
+        scratch=tuple(item for item in layout.scratch if _others_can_reach(item[0])),
+        hidden=tuple(p for p in layout.hidden if _others_can_reach(p)),
+        reveal=layout.reveal,
+    )
+
+
 def install_prefix(executable: str) -> str:
     """The installation an executable belongs to: ``/x/bin/python3`` -> ``/x``."""
     real = Path(os.path.realpath(executable))

@@ -44,6 +44,7 @@ from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
     home_of_current_user,
+    reachable_by_others,
     revealing,
     sandbox_executable,
 )
@@ -188,7 +189,8 @@ class LocalSandbox:
         self._interpreters = {
             name: [sandbox_executable(argv[0], hidden=base), *argv[1:]] for name, argv in source.items()
         }
-        self._layout: Layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        self._layout: Layout = reachable_by_others(layout) if root and sandbox_uid is not None else layout
         self._isolate_network = isolate_network
         self._isolate_filesystem = isolate_filesystem
         self._require_network = require_network_isolation
@@ -380,7 +382,9 @@ class LocalSandbox:
             return "not installed (Debian/Ubuntu: apt-get install bubblewrap)"
         if not (self._prlimit and true):
             return "util-linux prlimit (or coreutils true) is not installed"
-        argv = _bwrap.probe_argv(self._bwrap, self._prlimit, true, isolate_network=self._isolate_network)
+        argv = _bwrap.probe_argv(
+            self._bwrap, self._prlimit, true, layout=self._layout, isolate_network=self._isolate_network
+        )
         problem = _bwrap.probe(argv, user=self._uid)
         if problem is not None and "namespace" in problem.lower():
             problem += f" ({_userns_hint()})"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from tools.builtin.code_executor._capture import Capture
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
+    reachable_by_others,
     revealing,
     sandbox_executable,
     world_writable_dirs,
@@ -284,6 +287,21 @@ def test_an_interpreter_in_a_hidden_dir_is_resolved_or_revealed(tmp_path: Path) 
     private.write_bytes(b"")
     assert revealing(layout, [str(private)]).reveal == (str(tmp_path / "opt" / "py"),)
     assert revealing(layout, ["/usr/bin/env"]).reveal == ()
+
+
+def test_directories_other_users_cannot_reach_are_left_out_for_the_sandbox_uid() -> None:
+    base = Path(tempfile.mkdtemp(prefix="tooldeck-layout-test-"))  # in the world-traversable /tmp
+    try:
+        base.chmod(0o755)
+        closed = base / "closed"
+        (closed / "data").mkdir(parents=True)
+        closed.chmod(0o700)
+        reachable = base / "open"
+        reachable.mkdir(mode=0o755)
+        layout = Layout(scratch=(), hidden=(str(closed / "data"), str(reachable)), reveal=())
+        assert reachable_by_others(layout).hidden == (str(reachable),)
+    finally:
+        shutil.rmtree(base)
 
 
 def test_bwrap_command_line() -> None:
