@@ -3,8 +3,9 @@
 Run: ``python scripts/_bench_compute.py [--runs 30]``. Prints medians and ratios against
 baselines measured in the same run; no assertions.
 
-* sandbox: ``LocalSandbox.run("print(1)")`` round trip (target under 150 ms) against a bare
-  ``subprocess.run([sys.executable, "-c", "print(1)"])``;
+* sandbox: ``LocalSandbox.run("print(1)")`` round trip (target under 150 ms) with the
+  bubblewrap launcher and with the namespaces launcher, against a bare
+  ``subprocess.run([python, "-c", "print(1)"])`` of the interpreter the sandbox runs;
 * math: ``MathSolverTool`` evaluate ``12*(3+4)`` and solve ``x**2 = 4`` p50 with a warm
   worker, against the same sympy calls made directly in this process; plus the cold start
   of a worker (sympy import).
@@ -27,8 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tools.builtin.code_executor import LocalSandbox  # noqa: E402
+from tools.builtin.code_executor import LocalSandbox, default_interpreters  # noqa: E402
+from tools.builtin.code_executor.local import Launcher  # noqa: E402
 from tools.builtin.math import MathSolverTool, SympyWorkerPool  # noqa: E402
+from tools.errors import ToolError  # noqa: E402
 
 
 def _median_ms(func: Callable[[], object], runs: int) -> float:
@@ -41,24 +44,43 @@ def _median_ms(func: Callable[[], object], runs: int) -> float:
 
 
 def run_sandbox(runs: int = 30) -> dict[str, Any]:
-    """Median ms of a sandboxed ``print(1)`` and of a bare subprocess, and their ratio."""
-    sandbox = LocalSandbox()
-    try:
-        sandbox.run("print(1)")  # warm the page cache
-        bare = _median_ms(
-            lambda: subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True, check=True, timeout=30),
-            runs,
-        )
-        boxed = _median_ms(lambda: sandbox.run("print(1)"), runs)
-        isolation = sandbox.run("print(1)").isolation
-    finally:
-        sandbox.close()
-    return {
-        "bare_subprocess_ms": round(bare, 2),
-        "sandbox_print1_ms": round(boxed, 2),
-        "ratio": round(boxed / bare, 2),
-        "isolation": isolation,
+    """Median ms of a sandboxed ``print(1)`` per launcher and of a bare subprocess, and ratios.
+
+    The three are measured round-robin (one sample of each in turn), so that the load of a
+    shared machine weighs on all of them alike.
+    """
+    python = default_interpreters()["python"][0]
+    calls: dict[str, Callable[[], object]] = {
+        "bare": lambda: subprocess.run([python, "-c", "print(1)"], capture_output=True, check=True, timeout=30)
     }
+    figures: dict[str, Any] = {}
+    boxes = []
+    launchers: tuple[Launcher, ...] = ("bwrap", "namespaces")
+    for launcher in launchers:
+        box = LocalSandbox(launcher=launcher)
+        boxes.append(box)
+        try:
+            figures[f"{launcher}_isolation"] = box.run("print(1)").isolation  # probe, warm the cache
+            calls[launcher] = lambda box=box: box.run("print(1)")  # type: ignore[misc]
+        except ToolError as exc:
+            figures[f"{launcher}_isolation"] = exc.message
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    try:
+        for _ in range(runs):
+            for name, call in calls.items():
+                start = time.perf_counter()
+                call()
+                samples[name].append((time.perf_counter() - start) * 1000.0)
+    finally:
+        for box in boxes:
+            box.close()
+    bare = statistics.median(samples["bare"])
+    figures["bare_subprocess_ms"] = round(bare, 2)
+    for launcher in ("bwrap", "namespaces"):
+        median = statistics.median(samples[launcher]) if launcher in samples else None
+        figures[f"{launcher}_print1_ms"] = None if median is None else round(median, 2)
+        figures[f"{launcher}_ratio"] = None if median is None else round(median / bare, 2)
+    return figures
 
 
 def run_math(runs: int = 50) -> dict[str, Any]:
@@ -94,11 +116,16 @@ def run_math(runs: int = 50) -> dict[str, Any]:
 def run(runs: int = 30) -> dict[str, dict[str, Any]]:
     """Both parts; prints a short report and returns the figures."""
     sandbox = run_sandbox(runs)
-    print(
-        f"sandbox print(1): {sandbox['sandbox_print1_ms']:.1f} ms median "
-        f"(bare subprocess {sandbox['bare_subprocess_ms']:.1f} ms, x{sandbox['ratio']}; "
-        f"target < 150 ms) isolation={sandbox['isolation']}"
-    )
+    print(f"sandbox print(1), bare subprocess: {sandbox['bare_subprocess_ms']:.1f} ms median")
+    for launcher in ("bwrap", "namespaces"):
+        median = sandbox[f"{launcher}_print1_ms"]
+        if median is None:
+            print(f"sandbox print(1), {launcher}: not available ({sandbox[f'{launcher}_isolation']})")
+            continue
+        print(
+            f"sandbox print(1), {launcher}: {median:.1f} ms median (x{sandbox[f'{launcher}_ratio']} of bare; "
+            f"target < 150 ms) isolation={sandbox[f'{launcher}_isolation']}"
+        )
     math = run_math(max(runs, 50))
     print(
         f"math evaluate 12*(3+4): p50 {math['evaluate_p50_ms']:.2f} ms "

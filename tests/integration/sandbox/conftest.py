@@ -2,16 +2,49 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
 from tools.builtin.code_executor import LocalSandbox, SandboxLimits
+
+
+def _load_privileges() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sandbox_privileges", Path(__file__).with_name("privileges.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+privileges = _load_privileges()
+BWRAP = shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``app_mode``: root / unprivileged; ``launcher_kind``: bwrap / namespaces."""
+    if "app_mode" in metafunc.fixturenames:
+        metafunc.parametrize("app_mode", privileges.mode_params(), scope="module")
+    if "launcher_kind" in metafunc.fixturenames:
+        kinds = [
+            pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")),
+            "namespaces",
+        ]
+        metafunc.parametrize("launcher_kind", kinds, scope="module")
+
+
+@pytest.fixture(scope="module")
+def priv() -> ModuleType:
+    """The helpers of ``privileges.py`` (run the sandbox as root or as an ordinary user)."""
+    return privileges
+
 
 #: The uid LocalSandbox runs programs as when the tests run as root.
 SANDBOX_UID = 65534 if os.geteuid() == 0 else None
@@ -51,6 +84,12 @@ def processes_under(prefix: str, *, uid: int | None = None, since: int | None = 
         if prefix in cwd or prefix in text or (owner == uid and recent):
             found.append((int(entry.name), text[:200]))
     return found
+
+
+@pytest.fixture(scope="module")
+def scan() -> SimpleNamespace:
+    """``boot_ticks()`` and ``processes_under(...)`` for module-scoped leftover checks."""
+    return SimpleNamespace(boot_ticks=boot_ticks, processes_under=processes_under)
 
 
 @pytest.fixture
@@ -97,10 +136,15 @@ def limits() -> SandboxLimits:
     )
 
 
-@pytest.fixture
-def sandbox(sandbox_root: Path, limits: SandboxLimits) -> Iterator[LocalSandbox]:
-    """A LocalSandbox with small limits whose sessions live under ``sandbox_root``."""
-    box = LocalSandbox(limits=limits, temp_root=str(sandbox_root))
+@pytest.fixture(
+    params=[
+        pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")),
+        "namespaces",
+    ]
+)
+def sandbox(request: pytest.FixtureRequest, sandbox_root: Path, limits: SandboxLimits) -> Iterator[LocalSandbox]:
+    """A LocalSandbox with small limits whose sessions live under ``sandbox_root``, per launcher."""
+    box = LocalSandbox(limits=limits, temp_root=str(sandbox_root), launcher=request.param)
     try:
         yield box
     finally:

@@ -162,3 +162,14 @@ def test_background_process_that_moves_away_is_still_killed(sandbox: LocalSandbo
     result = sandbox.run("cd / && (exec -a innocent sleep 60 &) ; echo started", language="bash")
     assert result.stdout == "started\n"
     # the sandbox_root fixture's scan (sandbox uid + start time) fails the test otherwise
+
+
+def test_without_filesystem_isolation_the_program_runs_in_the_host_workdir(
+    sandbox_root: Path, launcher_kind: str
+) -> None:
+    box = LocalSandbox(isolate_filesystem=False, temp_root=str(sandbox_root), launcher=launcher_kind)  # type: ignore[arg-type]
+    code = "import os\nprint(os.getcwd().startswith(os.environ['HOME']), open('main.py').read()[:6])"
+    result = box.run(code)
+    assert (result.stdout, result.exit_code) == ("True import\n", 0)
+    assert result.isolation["filesystem"] is False
+    assert result.isolation["launcher"] == launcher_kind

@@ -1,5 +1,9 @@
 """``execute_code``: run model-written programs in a limited, isolated process.
 
+:class:`LocalSandbox` contains programs the same way whether the application runs as root
+or not (bubblewrap when installed, its own namespaces launcher otherwise; it refuses to
+run when neither can contain the program here): see ``docs/compute.md``.
+
 Public names: :class:`CodeExecutorTool` with :class:`CodeExecutionRequest` /
 :class:`CodeExecutionResponse`; the :class:`SandboxClient` protocol, its
 :class:`SandboxLimits` and :class:`SandboxResult`; the embedded :class:`LocalSandbox` and

@@ -28,6 +28,7 @@ class Capture:
     timed_out: bool = False
     output_killed: bool = False
     status: list[dict[str, Any]] = field(default_factory=list)
+    status_raw: bytes = b""
 
 
 def _parse_status(raw: bytes) -> list[dict[str, Any]]:
@@ -113,7 +114,8 @@ class _Reader:
             self.sel.close()
             if self.pidfd is not None:
                 os.close(self.pidfd)
-        self.capture.status = _parse_status(bytes(self.status_raw))
+        self.capture.status_raw = bytes(self.status_raw)
+        self.capture.status = _parse_status(self.capture.status_raw)
         return self.capture
 
     def _mark_exited(self, now: float) -> None:

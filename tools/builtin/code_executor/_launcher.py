@@ -1,26 +1,27 @@
-"""Sandbox launcher: isolate, limit, drop privileges, then exec the user's program.
+"""The namespaces launcher: isolate, limit, drop privileges, then exec the user's program.
 
-Started by :class:`LocalSandbox` as ``python -I -S -c "...import _launcher; _launcher.main()"
-CONFIG`` (imported, so its bytecode is cached; ``CONFIG`` is a dict, ``marshal``-ed and
-hex-encoded, which needs no import). It is self-contained (stdlib only, no ``json``,
-``typing`` or ``signal``: imports are most of its start-up time) and reports on the status
-descriptor in ``key=value`` lines. Steps:
+Used by :class:`LocalSandbox` when bubblewrap is not installed (or not usable). Started as
+``python -I -S -c "...import _launcher; _launcher.main()" CONFIG`` (imported, so its
+bytecode is cached; ``CONFIG`` is a dict, ``marshal``-ed and hex-encoded). It is
+self-contained (stdlib only, no ``json``, ``typing`` or ``signal``: imports are most of
+its start-up time) and reports on the status descriptor in ``key=value`` lines. Steps:
 
-1. Try to enter new network, PID and mount namespaces (``unshare(2)``; as non-root inside
-   a new user namespace that maps the caller's uid to itself). Whatever worked is reported
-   as one set of lines on the status file descriptor.
-2. With a PID namespace, fork: the child is PID 1 of the namespace and reaps; when the
-   program exits, PID 1 exits and the kernel kills every process left in the namespace,
-   including ones that left the process group with ``setsid``.
-3. With a mount namespace, give /tmp, /var/tmp, /dev/shm and the working directory private,
-   size-limited tmpfs mounts (and a /proc of the new PID namespace).
-4. The program's process sets resource limits, drops to an unprivileged uid when the
-   launcher runs as root, changes into the working directory and ``execve``\\ s the
-   interpreter with the scrubbed environment.
+1. Enter new network, PID, IPC and mount namespaces (``unshare(2)``). Not root: inside a
+   new user namespace that maps the caller's uid to itself. What worked is reported.
+2. Fork PID 1 of the new PID namespace: it builds the filesystem (:mod:`_launcher_fs`),
+   forks the program and reaps; when the program exits, PID 1 exits and the kernel kills
+   every process left in the namespace.
+3. Root: the program's process enters a user namespace of its own (PID 1, still root,
+   writes its uid map) and becomes the sandbox uid inside it. Either way the program runs
+   in a user namespace created for this run, which is what makes ``RLIMIT_NPROC`` a
+   per-run cap: the kernel counts processes per (user namespace, uid).
+4. The program's process sets its resource limits, ``PR_SET_NO_NEW_PRIVS`` and the
+   seccomp filter, changes into the working directory and ``execve``\\ s the interpreter.
 
-The program's wait status is sent on the status descriptor (``wait_status=n``) when
-it ran below a PID 1 of ours; otherwise the launcher *is* the program after ``execve``.
-Doing this in a launcher process rather than ``preexec_fn`` keeps the parent thread-safe.
+With ``strict`` set, a run where any of this did not hold is refused before the program
+starts (``refused=1`` and the ``missing`` items are reported). The program's wait status
+is sent as ``wait_status=n``. Doing this in a launcher process rather than
+``preexec_fn`` keeps the parent thread-safe.
 """
 
 from __future__ import annotations
@@ -38,10 +39,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from tools.builtin.code_executor import _launcher_fs as filesystem
+else:
+    import _launcher_fs as filesystem
+
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
 _RLIMITS = {
     "cpu": resource.RLIMIT_CPU,
@@ -52,12 +59,12 @@ _RLIMITS = {
     "core": resource.RLIMIT_CORE,
 }
 
-
 _LIBC = ctypes.CDLL(None, use_errno=True)
-_LIBC.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
-#: Directories any user may write to; each gets a private, size-limited tmpfs.
-_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - hiding them is the point
+_LIBC.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 def _report(status_fd: int, **items: object) -> None:
@@ -69,18 +76,8 @@ def _report(status_fd: int, **items: object) -> None:
     os.write(status_fd, "".join(lines).encode("utf-8", "replace"))
 
 
-def _unshare(flags: int) -> bool:
-    return int(_LIBC.unshare(flags)) == 0
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    result = _LIBC.mount(
-        source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-        data.encode() if data else None,
-    )  # fmt: skip
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+def _errno_text() -> str:
+    return os.strerror(ctypes.get_errno())
 
 
 def _write_file(path: str, text: str) -> None:
@@ -91,83 +88,116 @@ def _write_file(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _enter_namespaces(want: dict[str, bool]) -> dict[str, bool]:
-    """Enter new net/pid/mount namespaces where the kernel allows; report what worked."""
-    uid, gid = os.geteuid(), os.getegid()
-    user_ns = 0 if uid == 0 else CLONE_NEWUSER
-    bits = {"net": CLONE_NEWNET, "pid": CLONE_NEWPID, "fs": CLONE_NEWNS}
+def _map_ids(pid: str, uid: int, gid: int, *, deny_setgroups: bool) -> None:
+    if deny_setgroups:
+        _write_file(f"/proc/{pid}/setgroups", "deny")
+    _write_file(f"/proc/{pid}/uid_map", f"{uid} {uid} 1")
+    _write_file(f"/proc/{pid}/gid_map", f"{gid} {gid} 1")
+
+
+def _enter_namespaces(want: dict[str, bool], *, root: bool) -> dict[str, Any]:
+    """Enter new net/pid/mount namespaces (not root: in a new user namespace); report."""
+    user_ns = 0 if root else CLONE_NEWUSER
+    bits = {"net": CLONE_NEWNET, "pid": CLONE_NEWPID | CLONE_NEWIPC, "fs": CLONE_NEWNS}
     wanted = [name for name in ("net", "pid", "fs") if want.get(name)]
     # Most isolation first; then give up the mount namespace, then the others.
     attempts = [wanted, [n for n in wanted if n != "fs"], *([n] for n in wanted), []]
+    error = ""
     for names in attempts:
         flags = user_ns if names else 0
         for name in names:
             flags |= bits[name]
-        if flags and not _unshare(flags):
+        if flags and int(_LIBC.unshare(flags)) != 0:
+            error = error or _errno_text()
             continue
-        if flags and user_ns:
+        userns = bool(flags and user_ns)
+        if userns:
             try:
-                _write_file("/proc/self/setgroups", "deny")
-                _write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-                _write_file("/proc/self/gid_map", f"{gid} {gid} 1")
-            except OSError:
-                break
-        return {name: name in names for name in bits}
-    return dict.fromkeys(bits, False)
+                _map_ids("self", os.geteuid(), os.getegid(), deny_setgroups=True)
+            except OSError as exc:
+                return {"net": False, "pid": False, "fs": False, "userns": False, "ns_error": str(exc)}
+        found: dict[str, Any] = {name: name in names for name in bits}
+        found["userns"] = userns
+        if error:
+            found["ns_error"] = error
+        return found
+    return {"net": False, "pid": False, "fs": False, "userns": False, "ns_error": error}
 
 
-def _private_filesystem(config: dict[str, Any], *, new_proc: bool) -> None:
-    """In a new mount namespace: size-limited private scratch dirs and working dir.
-
-    The working dir (usually under /tmp) is recreated on the new tmpfs with the program
-    file copied in, so nothing the program writes reaches the real disk and ``../``
-    leads only to empty directories. With a PID namespace, /proc shows only its processes.
-    """
-    cwd, program = config["cwd"], config["argv"][-1]
-    with open(program, "rb") as handle:
-        source = handle.read()
-    _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    tmpfs = MS_NOSUID | MS_NODEV
-    size = f"size={int(config['disk_mb'])}m,mode=1777"
-    for path in _SCRATCH:
-        if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", tmpfs, size)
-    if os.path.isdir(cwd):
-        _mount("tmpfs", cwd, "tmpfs", tmpfs, size)
-    else:
-        os.makedirs(cwd, mode=0o755)
-    with open(program, "wb") as handle:
-        handle.write(source)
-    uid = config.get("uid")
-    if uid is not None:
-        for path in (cwd, program):
-            os.chown(path, int(uid), int(config["gid"]))
-    os.chmod(cwd, 0o700)
-    if new_proc:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+def _own_user_namespace(sync: tuple[int, int]) -> bool:
+    """Root's program process: a new user namespace, mapped by PID 1 (``sync`` pipes)."""
+    ready_w, go_r = sync
+    entered = int(_LIBC.unshare(CLONE_NEWUSER)) == 0
+    os.write(ready_w, b"1" if entered else b"0")
+    return entered and os.read(go_r, 1) == b"1"
 
 
-def _setup_filesystem(config: dict[str, Any], isolation: dict[str, bool], status_fd: int) -> None:
-    if not isolation["fs"]:
-        return
-    try:
-        _private_filesystem(config, new_proc=isolation["pid"])
-    except OSError as exc:
-        isolation["fs"] = False
-        _report(status_fd, fs=0, fs_error=str(exc))
-
-
-def _exit_like(status: int) -> None:
-    """Exit the way a child with wait ``status`` did (re-raise its signal)."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+def _map_child(pid: int, config: dict[str, Any], sync: tuple[int, int]) -> None:
+    """PID 1 (root): write the uid/gid map of the program's new user namespace."""
+    ready_r, go_w = sync
+    ok = os.read(ready_r, 1) == b"1"
+    if ok:
         try:
+            _map_ids(str(pid), int(config["uid"]), int(config["gid"]), deny_setgroups=False)
+        except OSError:
+            ok = False
+    os.write(go_w, b"1" if ok else b"0")
+
+
+def _seccomp(program: bytes) -> None:
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"seccomp: {_errno_text()}")
+
+
+def _limit_and_drop(config: dict[str, Any], *, per_run_userns: bool, root: bool) -> None:
+    for key, value in config["rlimits"].items():
+        if key == "nproc" and not per_run_userns:
+            continue  # outside a per-run user namespace the count is shared: not a per-run cap
+        # CPU: the soft limit sends SIGXCPU (a clear cause), the hard one SIGKILL.
+        hard = int(value) + 1 if key == "cpu" else int(value)
+        resource.setrlimit(_RLIMITS[key], (int(value), hard))
+    uid = config.get("uid")
+    # ``root``: how the launcher started. In the program's own user namespace root is
+    # unmapped (geteuid() shows the overflow uid), yet it is still uid 0 to the kernel.
+    if uid is not None and root:
+        uid, gid = int(uid), int(config["gid"])
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+            raise OSError(f"could not become uid {uid}")
+
+
+def _exec_program(config: dict[str, Any], status_fd: int, held: dict[str, Any], sync: Any, *, root: bool) -> None:
+    """In the program's process: own user ns (root), limits, privileges, filter, exec."""
+    try:
+        os.umask(0o077)
+        per_run = bool(held["userns"])
+        if sync is not None:
+            per_run = _own_user_namespace(sync)
+            _report(status_fd, userns=per_run)
+        if config["strict"] and not per_run:
+            _report(status_fd, refused=1, missing="a user namespace of its own (per-run process cap)")
+            os._exit(126)
+        _limit_and_drop(config, per_run_userns=per_run, root=root)
+        os.chdir(config["cwd"])
+        # Python ignores these and ignored signals survive execve: restore the defaults.
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
-            os.kill(os.getpid(), sig)
-        except (OSError, ValueError):
-            pass
-        os._exit(128 + sig)
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+        nnp = _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) == 0
+        filtered = False
+        if config["seccomp"] and nnp:
+            _seccomp(config["seccomp"])
+            filtered = True
+        _report(status_fd, nnp=nnp, seccomp=filtered)
+        os.execve(config["argv"][0], config["argv"], config["env"])  # noqa: S606 - no shell
+    except BaseException as exc:  # report anything, the parent decides
+        try:
+            _report(status_fd, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            os._exit(127)
 
 
 def _wait_for(pid: int, *, reap_all: bool) -> int:
@@ -183,29 +213,50 @@ def _wait_for(pid: int, *, reap_all: bool) -> int:
             return status
 
 
-def _exec_program(config: dict[str, Any], status_fd: int) -> None:
-    """In the program's process: limits, privileges, cwd, exec. Never returns."""
-    try:
-        os.umask(0o077)
-        for key, value in config["rlimits"].items():
-            # CPU: the soft limit sends SIGXCPU (a clear cause), the hard one SIGKILL.
-            hard = int(value) + 1 if key == "cpu" else int(value)
-            resource.setrlimit(_RLIMITS[key], (int(value), hard))
-        uid = config.get("uid")
-        if uid is not None and os.geteuid() == 0:
-            os.setgroups([])
-            os.setgid(int(config["gid"]))
-            os.setuid(int(uid))
-        os.chdir(config["cwd"])
-        # Python ignores these and ignored signals survive execve: restore the defaults.
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
-        os.execve(config["argv"][0], config["argv"], config["env"])  # noqa: S606 - no shell
-    except BaseException as exc:  # report anything, the parent decides
+def _exit_like(status: int) -> None:
+    """Exit the way a child with wait ``status`` did (re-raise its signal)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
         try:
-            _report(status_fd, error=f"{type(exc).__name__}: {exc}")
-        finally:
-            os._exit(127)
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _init(config: dict[str, Any], status_fd: int, held: dict[str, Any], *, root: bool) -> None:
+    """PID 1 (or the parent, without a PID namespace): filesystem, program, reaping."""
+    new_proc = False
+    if held["fs"]:
+        try:
+            if config["isolate_fs"]:
+                filesystem.build(config, new_proc=held["pid"])
+            else:
+                filesystem.own_proc(new_proc=held["pid"])
+            new_proc = held["pid"]
+        except OSError as exc:
+            held["fs"] = False
+            _report(status_fd, fs=0, fs_error=str(exc))
+    if config["isolate_fs"] and not held["fs"] and config["strict"]:
+        _report(status_fd, refused=1, missing="a private, read-only filesystem")
+        os._exit(126)
+    # Root maps the program's own user namespace through /proc/<pid>: only sound when
+    # /proc shows this PID namespace (or there is none).
+    sync = map_pipes = None
+    if root and config.get("uid") is not None and (new_proc or not held["pid"]):
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        sync, map_pipes = (ready_w, go_r), (ready_r, go_w)
+    program = os.fork()
+    if program == 0:
+        _exec_program(config, status_fd, held, sync, root=root)
+    if map_pipes is not None:
+        _map_child(program, config, map_pipes)
+    status = _wait_for(program, reap_all=held["pid"])
+    _report(status_fd, wait_status=status)
+    os._exit(0)
 
 
 def main() -> None:
@@ -214,25 +265,21 @@ def main() -> None:
     config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))  # noqa: S302
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
-    wanted = {name: bool(config.get(f"isolate_{name}")) for name in ("net", "pid", "fs")}
-    isolation = _enter_namespaces(wanted)
-    if config.get("require_net") and not isolation["net"]:
-        _report(status_fd, refused=1, **isolation)
+    root = os.geteuid() == 0
+    wanted = {"net": config["isolate_net"], "pid": True, "fs": True}
+    held = _enter_namespaces(wanted, root=root)
+    _report(status_fd, **held)
+    missing = [name for name, want in (("net", config["isolate_net"]), ("pid", True)) if want and not held[name]]
+    if not root and not held["userns"]:
+        missing.append("userns")
+    if config["isolate_fs"] and not held["fs"]:
+        missing.append("fs")
+    if (config["strict"] and missing) or (config["require_net"] and not held["net"]):
+        _report(status_fd, refused=1, missing=",".join(missing) or "net")
         os._exit(126)
-    _report(status_fd, **isolation)
-    if not isolation["pid"]:
-        _setup_filesystem(config, isolation, status_fd)
-        _exec_program(config, status_fd)
-    init = os.fork()  # the first child is PID 1 of the new namespace
+    init = os.fork()  # with a PID namespace, the first child is its PID 1
     if init == 0:
-        _setup_filesystem(config, isolation, status_fd)
-        program = os.fork()
-        if program == 0:
-            _exec_program(config, status_fd)
-        # PID 1 ignores its own fatal signals, so the wait status travels by the pipe.
-        status = _wait_for(program, reap_all=True)
-        _report(status_fd, wait_status=status)
-        os._exit(0)
+        _init(config, status_fd, held, root=root)
     os.close(status_fd)
     _exit_like(_wait_for(init, reap_all=False))
 

@@ -1,54 +1,75 @@
-"""LocalSandbox: run code in a separate, limited, isolated-where-possible process.
+"""LocalSandbox: run code in a separate, limited, isolated process on this machine.
 
-What is isolated (see ``docs/compute.md`` for the full, honest list):
+Every run, whether the application runs as root or as an ordinary user (see
+``docs/compute.md`` for exactly what each mode guarantees):
 
-- **Processes**: a new PID namespace when the kernel allows it; the program's PID 1 exits
-  with it and the kernel kills everything left, so background processes (even ones that
-  ``setsid``) never outlive the call. Without it, the process group is killed.
-- **Network**: a new, empty network namespace (no interfaces up, not even loopback) when
-  the kernel allows it; the result says ``network_isolated: false`` otherwise.
-- **Resources**: ``RLIMIT_CPU``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_NOFILE``,
-  ``RLIMIT_NPROC`` (only enforced under an unprivileged uid), a wall-clock timeout, and
-  output caps.
-- **Files**: a fresh temporary working directory, removed afterwards. With a mount
-  namespace (when the kernel allows it), the working directory, /tmp, /var/tmp and
-  /dev/shm are private, size-limited tmpfs mounts: nothing written reaches the disk, and
-  ``../`` leads only to empty directories. When the parent runs as root, the program runs
-  as an unprivileged uid (``nobody``), so it can't read private files or write anywhere
-  else. World-readable files (``/etc/passwd``, the Python installation) stay readable:
-  there is no chroot.
-- **Environment**: scrubbed to ``PATH``, ``HOME``, ``TMPDIR`` and the locale; no secrets
-  of the parent leak in. Python runs isolated (``-I -S``: no site-packages, no
-  ``PYTHON*`` variables) and unbuffered, so output printed before a kill is kept.
+- **Launcher**: bubblewrap when it is installed and works here (:mod:`._bwrap`), else the
+  namespaces launcher (:mod:`._launcher`). When neither can establish containment the
+  run is refused with the reason, unless the developer passes
+  ``allow_weaker_isolation=True``.
+- **Filesystem**: the host read-only and ``nosuid``; ``/tmp``, ``/var/tmp``,
+  ``/dev/shm``, ``/run/lock`` and other world-writable directories private per run;
+  ``/home``, ``/root``, the application user's home and its data directories
+  (``hidden_dirs``) hidden; a private tmpfs working directory (:mod:`._layout`).
+- **Processes**: a PID namespace (nothing outlives the call) and a per-run process cap:
+  ``RLIMIT_NPROC`` set inside a user namespace created for this run (the kernel counts
+  processes per user namespace and uid, so runs don't share the cap).
+- **Privileges**: as root the program runs as ``sandbox_uid`` (``nobody``);
+  ``PR_SET_NO_NEW_PRIVS`` and ``nosuid`` make setuid programs harmless; a seccomp filter
+  (:mod:`._seccomp`) where libseccomp is installed.
+- **Network**: an empty network namespace (and no sockets but ``AF_UNIX``).
+- **Resources**: CPU, memory, file size, open files, wall clock, output.
+- **Environment**: scrubbed; Python runs with ``-I -S -B -u``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import marshal
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from tools._procgroup import kill_group, wait_group_gone
-from tools.builtin.code_executor._capture import Capture, collect
+from tools._procgroup import kill_group
+from tools.builtin.code_executor import _bwrap
+from tools.builtin.code_executor._capture import Capture
+from tools.builtin.code_executor._layout import (
+    Layout,
+    build_layout,
+    home_of_current_user,
+    reachable_by_others,
+    revealing,
+    sandbox_executable,
+)
+from tools.builtin.code_executor._outcome import Outcome, build_result, from_bwrap, from_launcher
+from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
+from tools.builtin.code_executor._spawn import Spawn
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
 from tools.errors import InvalidArgumentsError, ToolError
+
+logger = logging.getLogger(__name__)
 
 _LAUNCHER = Path(__file__).with_name("_launcher.py")
 _SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 _NOBODY = 65534
-#: Seconds to wait for a killed run's processes to be torn down before returning.
-_GROUP_TEARDOWN_S = 2.0
 _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": "main.js"}
+_MIB = 1024 * 1024
+
+Launcher = Literal["auto", "bwrap", "namespaces"]
+#: The namespaces launcher's short names for what it could not set up.
+_MISSING = {
+    "net": "a network namespace",
+    "pid": "a PID namespace",
+    "userns": "a user namespace (the per-run process cap)",
+    "fs": "a mount namespace (the private, read-only filesystem)",
+}
 
 
 def world_executable(path: str) -> bool:
@@ -63,45 +84,46 @@ def world_executable(path: str) -> bool:
         return False
 
 
-def _sandbox_python(candidates: Sequence[str]) -> str:
-    for candidate in candidates:
-        if candidate and world_executable(candidate):
-            return candidate
-    return candidates[0]
-
-
 def default_interpreters(python: str | None = None) -> dict[str, list[str]]:
     """The interpreters found on this machine: Python always, bash/sh/node when present.
 
     Args:
-        python: The Python executable to run code with. Default: the current interpreter
-            if any user may execute it (the sandbox drops to an unprivileged uid when run
-            as root), else the system ``python3``.
+        python: The Python executable to run code with. Default: the real interpreter
+            behind the current one (a venv's ``bin/python`` is resolved to its base
+            interpreter: the sandbox runs Python with ``-I -S``) if any user may execute
+            it (as root the sandbox runs programs as an unprivileged uid), else the system
+            ``python3``.
 
     Returns:
         Language name -> argv prefix; the code file's path is appended.
     """
     if python is None:
         system = [shutil.which(n, path=_SEARCH_PATH) or "" for n in ("python3", "python")]
-        python = _sandbox_python([sys.executable, *system])
+        candidates = [sandbox_executable(sys.executable), *system]
+        python = next((c for c in candidates if c and world_executable(c)), candidates[0])
     found: dict[str, list[str]] = {"python": [python, "-I", "-S", "-B", "-u"]}
-    bash = shutil.which("bash", path=_SEARCH_PATH)
-    if bash:
-        found["bash"] = [bash, "--noprofile", "--norc"]
-    sh = shutil.which("sh", path=_SEARCH_PATH)
-    if sh:
-        found["sh"] = [sh]
-    node = shutil.which("node", path=_SEARCH_PATH)
-    if node:
-        found["node"] = [node]
+    for name, extra in (("bash", ["--noprofile", "--norc"]), ("sh", []), ("node", [])):
+        path = shutil.which(name, path=_SEARCH_PATH)
+        if path:
+            found[name] = [path, *extra]
     return found
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+def _userns_hint() -> str:
+    """Which kernel setting (if any) keeps this user from creating user namespaces."""
+    settings = {
+        "user.max_user_namespaces": ("/proc/sys/user/max_user_namespaces", "0"),
+        "kernel.unprivileged_userns_clone": ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
+        "kernel.apparmor_restrict_unprivileged_userns": ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"),
+    }
+    blocking = []
+    for name, (path, bad) in settings.items():
+        with contextlib.suppress(OSError):
+            if Path(path).read_text().strip() == bad:
+                blocking.append(f"{name}={bad}")
+    if blocking:
+        return f"user namespaces are disabled here ({', '.join(blocking)})"
+    return "user namespaces could not be created"
 
 
 class LocalSandbox:
@@ -111,15 +133,26 @@ class LocalSandbox:
         limits: Resource limits for every run (``timeout_seconds`` is the default and the
             maximum a caller may ask for).
         interpreters: Language -> argv prefix; default :func:`default_interpreters`.
-        isolate_network: Put the program in an empty network namespace when possible.
-        isolate_filesystem: Give the program a private mount namespace with size-limited
-            tmpfs scratch dirs and working dir, when possible.
-        require_network_isolation: Refuse to run (``ToolError``) when the network can't be
-            isolated on this machine instead of running with ``network_isolated: false``.
-        sandbox_uid: The uid (and gid) programs run as when this process is root; ``None``
-            keeps root (then ``RLIMIT_NPROC`` is not enforced by the kernel).
+        isolate_network: Put the program in an empty network namespace. ``False`` is an
+            explicit choice to give programs the host's network.
+        isolate_filesystem: Give the program the private, read-only filesystem view.
+            ``False`` is an explicit choice to let programs see and write the host
+            filesystem (as far as their uid may).
+        require_network_isolation: Refuse to run when the network can't be isolated, even
+            with ``allow_weaker_isolation``.
+        sandbox_uid: The uid (and gid) programs run as when this process is root. ``None``
+            keeps root, which needs ``allow_weaker_isolation=True``.
         temp_root: Where working directories are created (default: the system temp dir).
-        launcher_python: Python used for the small launcher process.
+        launcher_python: Python used for the namespaces launcher process.
+        launcher: ``"auto"`` (bubblewrap when installed and working here, else the
+            namespaces launcher), ``"bwrap"`` or ``"namespaces"``.
+        bwrap: The bwrap executable (default: ``bwrap`` on the standard search path).
+        hidden_dirs: The application's data directories (registries, caches, databases,
+            credentials): each is an empty, read-only directory inside the sandbox.
+        allow_weaker_isolation: Run even when containment can't be established here
+            (no user namespaces, ...), with whatever holds; the result's ``isolation``
+            says what did. Default: refuse with the reason.
+        seccomp: Load the seccomp filter (when libseccomp is installed).
     """
 
     def __init__(
@@ -133,21 +166,50 @@ class LocalSandbox:
         sandbox_uid: int | None = _NOBODY,
         temp_root: str | None = None,
         launcher_python: str = sys.executable,
+        launcher: Launcher = "auto",
+        bwrap: str | None = None,
+        hidden_dirs: Sequence[str | os.PathLike[str]] = (),
+        allow_weaker_isolation: bool = False,
+        seccomp: bool = True,
     ) -> None:
+        if launcher not in ("auto", "bwrap", "namespaces"):
+            msg = f"LocalSandbox(launcher={launcher!r}): use 'auto', 'bwrap' or 'namespaces'"
+            raise ValueError(msg)
+        root = os.geteuid() == 0
+        if root and sandbox_uid is None and not allow_weaker_isolation:
+            msg = (
+                "LocalSandbox(sandbox_uid=None) runs programs as root; pass allow_weaker_isolation=True to accept that"
+            )
+            raise ValueError(msg)
         self.limits = limits or SandboxLimits()
+        base = build_layout(
+            hidden_dirs=[os.fspath(d) for d in hidden_dirs], disk_mb=self.limits.disk_mb, home=home_of_current_user()
+        )
         source = default_interpreters() if interpreters is None else interpreters
-        self._interpreters = {name: list(argv) for name, argv in source.items()}
+        self._interpreters = {
+            name: [sandbox_executable(argv[0], hidden=base), *argv[1:]] for name, argv in source.items()
+        }
+        layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        self._layout: Layout = reachable_by_others(layout) if root and sandbox_uid is not None else layout
         self._isolate_network = isolate_network
         self._isolate_filesystem = isolate_filesystem
         self._require_network = require_network_isolation
-        self._uid = sandbox_uid if os.geteuid() == 0 else None
+        self._weaker = allow_weaker_isolation
+        self._uid = sandbox_uid if root else None
         self._temp_root = temp_root
+        self._launcher = launcher
+        self._bwrap = bwrap if bwrap is not None else shutil.which("bwrap", path=_SEARCH_PATH)
+        self._prlimit = shutil.which("prlimit", path=_SEARCH_PATH)
+        self._want_seccomp = seccomp
         # Import the launcher (its bytecode is cached) rather than run it as a script.
         stub = f"import sys; sys.path[0:0] = [{str(_LAUNCHER.parent)!r}]; import _launcher; "
         self._launcher_argv = [launcher_python, "-I", "-S", "-c", stub + "_launcher.main()"]
         self._lock = threading.Lock()
         self._running: set[int] = set()
         self._closed = False
+        self._chosen: str | None = None
+        self._bwrap_problem: str | None = None
+        self._seccomp_program: bytes | None = None
 
     def languages(self) -> list[str]:
         """The languages this sandbox can run, sorted."""
@@ -164,11 +226,11 @@ class LocalSandbox:
         """Run ``code`` in a fresh process and working directory and report the outcome.
 
         Hostile code is contained by the limits above: an infinite loop or a fork bomb
-        ends at the timeout (``timed_out``), huge allocations fail inside the program
-        (``MemoryError``), huge files stop at the file-size limit (``SIGXFSZ``, or
-        ``EFBIG`` in Python), floods of output are cut
-        (``truncated``) and killed past ``max_drain_bytes``, background processes are
-        killed when the call ends.
+        ends at the timeout (``timed_out``), forks fail past the per-run process cap,
+        huge allocations fail inside the program (``MemoryError``), huge files stop at
+        the file-size limit (``SIGXFSZ``, or ``EFBIG`` in Python), floods of output are
+        cut (``truncated``) and killed past ``max_drain_bytes``, background processes
+        are killed when the call ends.
 
         Args:
             code: Source code (at most ``limits.max_code_bytes`` UTF-8 bytes; NUL bytes
@@ -179,21 +241,44 @@ class LocalSandbox:
 
         Raises:
             InvalidArgumentsError: Unknown language, oversized code or stdin.
-            ToolError: The sandbox is closed or could not start the program.
+            ToolError: The sandbox is closed, can't establish containment here, or could
+                not start the program (these trip the tool's circuit breaker; a program
+                that fails or hits a limit is a result, not an error).
         """
         argv = self._check(code, language, stdin)
         limit = self.limits.timeout_seconds
         timeout = limit if timeout_seconds is None else max(0.1, min(timeout_seconds, limit))
+        if self._require_network and not self._isolate_network:
+            msg = "The code was not run: the sandbox requires network isolation, which is turned off."
+            raise ToolError(msg, trips_breaker=True)
+        backend = self._backend()
+        self._check_interpreter(argv[0], language)
         try:
             workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
         except OSError as exc:
             msg = f"The sandbox could not create a working directory ({type(exc).__name__})."
-            raise ToolError(msg) from exc
+            raise ToolError(msg, trips_breaker=True) from exc
         try:
             program = self._prepare(workdir, code, language, stdin)
-            return self._launch([*argv, str(program)], workdir, language, timeout)
+            command = [*argv, str(program)]
+            started = time.monotonic()
+            if backend == "bwrap":
+                outcome, capture = self._run_bwrap(command, workdir, language, started + timeout)
+            else:
+                outcome, capture = self._run_launcher(command, workdir, language, started + timeout)
+            duration_ms = (time.monotonic() - started) * 1000.0
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+        self._raise_for(outcome, language, closed=self._closed)
+        return build_result(
+            outcome,
+            capture,
+            language=language,
+            limits=self.limits,
+            duration_ms=duration_ms,
+            timeout=timeout,
+            uid=self._uid if self._uid is not None else os.geteuid(),
+        )
 
     def close(self) -> None:
         """Kill runs in progress and refuse new ones. Idempotent."""
@@ -203,10 +288,18 @@ class LocalSandbox:
         for pgid in running:
             kill_group(pgid)
 
+    def __enter__(self) -> LocalSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- checks -------------------------------------------------------------------------
+
     def _check(self, code: str, language: str, stdin: str | None) -> list[str]:
         if self._closed:
             msg = "The code sandbox is shut down; code can't be run any more."
-            raise ToolError(msg)
+            raise ToolError(msg, trips_breaker=True)
         if language not in self._interpreters:
             msg = f"Language {language!r} is not available. Use one of: {self.languages()}."
             raise InvalidArgumentsError(msg)
@@ -221,6 +314,148 @@ class LocalSandbox:
             raise InvalidArgumentsError(msg)
         return list(self._interpreters[language])
 
+    def _check_interpreter(self, path: str, language: str) -> None:
+        usable = world_executable(path) if self._uid is not None else os.access(path, os.X_OK)
+        if not usable:
+            who = f"uid {self._uid}" if self._uid is not None else "this user"
+            msg = (
+                f"The sandbox could not start the {language} interpreter: {path} does not exist or "
+                f"{who} may not execute it. Configure LocalSandbox(interpreters=...) with an "
+                "interpreter every user may run."
+            )
+            raise ToolError(msg, trips_breaker=True)
+
+    def _raise_for(self, outcome: Outcome, language: str, *, closed: bool) -> None:
+        if outcome.refused is not None:
+            raise ToolError(self._refusal(outcome.refused, outcome.detail), trips_breaker=True)
+        if outcome.start_error is not None and not closed:
+            msg = f"The sandbox could not start the {language} interpreter ({outcome.start_error})."
+            raise ToolError(msg, trips_breaker=True)
+
+    def _refusal(self, missing: str, detail: str | None) -> str:
+        cause = f" ({detail})" if detail else ""
+        hint = _userns_hint() if "userns" in missing or "user namespace" in missing else ""
+        missing = ", ".join(_MISSING.get(item, item) for item in missing.split(","))
+        bwrap = self._bwrap_problem or "not tried"
+        return (
+            f"The code was not run: the sandbox can't contain programs on this machine. Missing: "
+            f"{missing}{cause}{'; ' + hint if hint else ''}. bubblewrap: {bwrap}. Fix: install "
+            "bubblewrap (>= 0.8) and allow user namespaces for this user, or construct "
+            "LocalSandbox(allow_weaker_isolation=True) to run with what this machine allows."
+        )
+
+    # -- backends -----------------------------------------------------------------------
+
+    def _backend(self) -> str:
+        with self._lock:
+            if self._chosen is None:
+                self._chosen = self._choose()
+            chosen = self._chosen
+        if chosen == "unusable":
+            msg = (
+                f"The code was not run: LocalSandbox(launcher='bwrap') can't use bubblewrap here: "
+                f"{self._bwrap_problem}. Install bubblewrap >= 0.8 and util-linux, allow user "
+                "namespaces, or use launcher='auto'."
+            )
+            raise ToolError(msg, trips_breaker=True)
+        return chosen
+
+    def _choose(self) -> str:
+        if self._want_seccomp:
+            try:
+                self._seccomp_program = compile_filter(allow_network=not self._isolate_network)
+            except SeccompUnavailableError as exc:
+                logger.warning("sandbox: no seccomp filter (%s)", exc)
+        if self._launcher == "namespaces":
+            return "namespaces"
+        self._bwrap_problem = self._probe_bwrap()
+        if self._bwrap_problem is None:
+            return "bwrap"
+        if self._launcher == "bwrap":
+            return "unusable"
+        logger.warning("sandbox: bubblewrap not used (%s); using the namespaces launcher", self._bwrap_problem)
+        return "namespaces"
+
+    def _probe_bwrap(self) -> str | None:
+        true = shutil.which("true", path=_SEARCH_PATH)
+        if not self._bwrap:
+            return "not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        if not (self._prlimit and true):
+            return "util-linux prlimit (or coreutils true) is not installed"
+        argv = _bwrap.probe_argv(
+            self._bwrap, self._prlimit, true, layout=self._layout, isolate_network=self._isolate_network
+        )
+        problem = _bwrap.probe(argv, user=self._uid)
+        if problem is not None and "namespace" in problem.lower():
+            problem += f" ({_userns_hint()})"
+        return problem
+
+    def _run_bwrap(self, command: list[str], workdir: Path, language: str, deadline: float) -> tuple[Outcome, Capture]:
+        bwrap, prlimit = self._bwrap or "bwrap", self._prlimit or "prlimit"  # both found by the probe
+        inner = [*_bwrap.prlimit_argv(prlimit, self._rlimits(language)), *command]
+        fds: list[int] = []
+        try:
+            program_fd = os.open(command[-1], os.O_RDONLY | os.O_CLOEXEC)
+            fds.append(program_fd)
+            seccomp_fd = None
+            if self._seccomp_program is not None:
+                seccomp_fd = os.memfd_create("tooldeck-seccomp")
+                fds.append(seccomp_fd)
+                os.write(seccomp_fd, self._seccomp_program)
+                os.lseek(seccomp_fd, 0, os.SEEK_SET)
+            status_r, status_w = os.pipe()
+            fds.append(status_w)
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            msg = f"The sandbox could not prepare bubblewrap's inputs ({type(exc).__name__}: {exc})."
+            raise ToolError(msg, trips_breaker=True) from exc
+        argv = _bwrap.bwrap_argv(
+            bwrap, command=inner, cwd=str(workdir), layout=self._layout, disk_mb=self.limits.disk_mb,
+            program_fd=program_fd, status_fd=status_w, seccomp_fd=seccomp_fd,
+            isolate_network=self._isolate_network, isolate_filesystem=self._isolate_filesystem,
+        )  # fmt: skip
+        user = {"user": self._uid, "group": self._uid, "extra_groups": []} if self._uid is not None else {}
+        env = self._env(workdir)
+        capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
+        outcome = from_bwrap(
+            capture,
+            returncode,
+            network=self._isolate_network,
+            filesystem=self._isolate_filesystem,
+            seccomp=self._seccomp_program is not None,
+        )
+        return outcome, capture
+
+    def _run_launcher(
+        self, command: list[str], workdir: Path, language: str, deadline: float
+    ) -> tuple[Outcome, Capture]:
+        status_r, status_w = os.pipe()
+        config: dict[str, Any] = {
+            "argv": command,
+            "cwd": str(workdir),
+            "env": self._env(workdir),
+            "rlimits": self._rlimits(language),
+            "uid": self._uid,
+            "gid": self._uid,
+            "isolate_net": self._isolate_network,
+            "require_net": self._require_network,
+            "isolate_fs": self._isolate_filesystem,
+            "strict": not self._weaker,
+            "disk_mb": self.limits.disk_mb,
+            "scratch": [list(item) for item in self._layout.scratch],
+            "hidden": list(self._layout.hidden),
+            "reveal": list(self._layout.reveal),
+            "seccomp": self._seccomp_program,
+            "status_fd": status_w,
+        }
+        argv = [*self._launcher_argv, marshal.dumps(config).hex()]
+        spawn = self._spawn(argv, workdir, deadline)
+        capture, returncode = spawn.run(status_r, [status_w], env={"LANG": "C.UTF-8"})
+        return from_launcher(capture, returncode, isolate_fs=self._isolate_filesystem), capture
+
+    # -- one process --------------------------------------------------------------------
+
     def _prepare(self, workdir: Path, code: str, language: str, stdin: str | None) -> Path:
         program = workdir / _FILE_NAMES.get(language, "main.txt")
         try:
@@ -232,7 +467,7 @@ class LocalSandbox:
                     os.chown(path, self._uid, self._uid)
         except OSError as exc:
             msg = f"The sandbox could not prepare its working directory ({type(exc).__name__})."
-            raise ToolError(msg) from exc
+            raise ToolError(msg, trips_breaker=True) from exc
         return program
 
     def _env(self, workdir: Path) -> dict[str, str]:
@@ -245,142 +480,25 @@ class LocalSandbox:
         }
 
     def _rlimits(self, language: str) -> dict[str, int]:
-        mib = 1024 * 1024
+        """The program's limits; ``nproc`` is applied only inside a per-run user namespace."""
         memory = self.limits.memory_mb
         if language == "node":  # V8 reserves a large address space up front
             memory = max(memory, 2048)
-        limits = {
+        return {
             "cpu": self.limits.cpu_seconds,
-            "as": memory * mib,
-            "fsize": self.limits.file_size_mb * mib,
+            "as": memory * _MIB,
+            "fsize": self.limits.file_size_mb * _MIB,
             "nofile": self.limits.max_open_files,
+            "nproc": self.limits.max_processes,
             "core": 0,
         }
-        if self._uid is not None:
-            limits["nproc"] = self.limits.max_processes
-        return limits
 
-    def _launch(self, argv: list[str], workdir: Path, language: str, timeout: float) -> SandboxResult:
-        status_r, status_w = os.pipe()
-        config: dict[str, Any] = {
-            "argv": argv,
-            "cwd": str(workdir),
-            "env": self._env(workdir),
-            "rlimits": self._rlimits(language),
-            "uid": self._uid,
-            "gid": self._uid,
-            "isolate_net": self._isolate_network,
-            "require_net": self._require_network,
-            "isolate_pid": True,
-            "isolate_fs": self._isolate_filesystem,
-            "disk_mb": self.limits.disk_mb,
-            "status_fd": status_w,
-        }
-        started = time.monotonic()
-        try:
-            with (workdir / ".stdin").open("rb") as stdin_file:
-                proc = subprocess.Popen(
-                    [*self._launcher_argv, marshal.dumps(config).hex()],
-                    stdin=stdin_file,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=(status_w,),
-                    start_new_session=True,
-                    cwd=workdir,
-                    env={"LANG": "C.UTF-8"},
-                )
-        except OSError as exc:
-            os.close(status_r)
-            os.close(status_w)
-            msg = f"The sandbox could not start: {type(exc).__name__}."
-            raise ToolError(msg) from exc
-        os.close(status_w)
-        with self._lock:
-            self._running.add(proc.pid)
-        try:
-            capture = self._collect(proc, status_r, started + timeout)
-        finally:
-            kill_group(proc.pid)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-            # Nothing of the run may outlive the call: wait for the killed group to be gone.
-            wait_group_gone(proc.pid, timeout=_GROUP_TEARDOWN_S)
-            with self._lock:
-                self._running.discard(proc.pid)
-            os.close(status_r)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        duration_ms = (time.monotonic() - started) * 1000.0
-        return self._result(capture, proc.returncode, language, duration_ms, timeout)
-
-    def _collect(self, proc: subprocess.Popen[bytes], status_fd: int, deadline: float) -> Capture:
-        if proc.stdout is None or proc.stderr is None:  # pragma: no cover - Popen(PIPE)
-            msg = "The sandbox lost its output pipes."
-            raise ToolError(msg)
-        return collect(
-            proc,
-            (proc.stdout.fileno(), proc.stderr.fileno()),
-            status_fd,
+    def _spawn(self, argv: list[str], workdir: Path, deadline: float) -> Spawn:
+        return Spawn(
+            argv,
+            workdir=workdir,
             deadline=deadline,
-            max_output=self.limits.max_output_bytes,
-            max_drain=self.limits.max_drain_bytes,
+            limits=self.limits,
+            lock=self._lock,
+            running=self._running,
         )
-
-    def _result(
-        self,
-        capture: Capture,
-        returncode: int,
-        language: str,
-        duration_ms: float,
-        timeout: float,
-    ) -> SandboxResult:
-        info: dict[str, Any] = {}
-        for item in capture.status:
-            info.update(item)
-        if "error" in info:
-            msg = f"The sandbox could not start the {language} interpreter ({info['error']})."
-            raise ToolError(msg)
-        if info.get("refused"):
-            msg = "The sandbox requires network isolation, which this machine does not allow; code was not run."
-            raise ToolError(msg)
-        exit_code = returncode
-        if isinstance(info.get("wait_status"), int):
-            exit_code = os.waitstatus_to_exitcode(info["wait_status"])
-        if capture.timed_out or capture.output_killed:
-            exit_code = -signal.SIGKILL
-        sig = _signal_name(-exit_code) if exit_code < 0 else None
-        note = self._note(capture, sig, timeout)
-        return SandboxResult(
-            language=language,
-            stdout=bytes(capture.stdout).decode("utf-8", "replace"),
-            stderr=bytes(capture.stderr).decode("utf-8", "replace"),
-            exit_code=exit_code,
-            duration_ms=round(duration_ms, 3),
-            timed_out=capture.timed_out,
-            killed=sig is not None,
-            truncated=capture.truncated,
-            network_isolated=bool(info.get("net")),
-            signal=sig,
-            note=note,
-            isolation={
-                "network": bool(info.get("net")),
-                "pid_namespace": bool(info.get("pid")),
-                "filesystem": bool(info.get("fs")),
-                "uid": self._uid,
-            },
-        )
-
-    def _note(self, capture: Capture, sig: str | None, timeout: float) -> str | None:
-        limits = self.limits
-        if capture.timed_out:
-            return f"Killed after the {timeout:g} s wall-clock limit."
-        if capture.output_killed:
-            return f"Killed after writing more than {limits.max_drain_bytes} bytes of output."
-        if sig == "SIGXCPU":
-            return f"Killed after using the {limits.cpu_seconds} s CPU time limit."
-        if sig == "SIGXFSZ":
-            return f"Killed for writing a file larger than {limits.file_size_mb} MiB."
-        if capture.truncated:
-            return f"Output was cut to {limits.max_output_bytes} bytes per stream."
-        return None

@@ -22,11 +22,12 @@ class SandboxLimits:
         cpu_seconds: CPU time limit per process (``RLIMIT_CPU``).
         memory_mb: Address-space limit per process (``RLIMIT_AS``), in MiB.
         file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``), in MiB.
-        max_processes: Processes the sandbox user may own (``RLIMIT_NPROC``); only
-            enforced when the sandbox runs under its own uid (the launcher runs as root).
+        max_processes: Processes one run may have at once (``RLIMIT_NPROC`` inside a user
+            namespace created for the run, so runs don't share it; the sandbox's own
+            PID 1 and the program count).
         max_open_files: Open file descriptors per process (``RLIMIT_NOFILE``).
-        disk_mb: Size of each private tmpfs (working dir, /tmp, /var/tmp, /dev/shm) when
-            the filesystem can be isolated, in MiB (memory-backed).
+        disk_mb: Size of each private tmpfs (working dir, /tmp, /var/tmp, /dev/shm), in
+            MiB (memory-backed).
         max_output_bytes: Bytes of stdout and of stderr kept in the result; the rest is cut.
         max_drain_bytes: Total output read before the run is killed as runaway.
         max_code_bytes: Largest accepted source code.
@@ -73,8 +74,11 @@ class SandboxResult:
         network_isolated: The program ran in its own, empty network namespace.
         signal: Name of the fatal signal (``"SIGKILL"``, ``"SIGXCPU"``, ...), if any.
         note: A one-line explanation for the model when a limit ended the run.
-        isolation: What isolation was in force: ``network``, ``pid_namespace``,
-            ``filesystem`` (private tmpfs working dir and scratch dirs) and ``uid``.
+        isolation: What held for this run: ``launcher`` (``"bwrap"``, ``"namespaces"``
+            or ``"none"``), ``network``, ``pid_namespace``, ``filesystem`` (read-only
+            host, private scratch and hidden directories), ``process_cap`` (the per-run
+            process limit, or None), ``no_new_privs``, ``seccomp`` and ``uid`` (the uid the
+            program ran as). Other sandboxes may report fewer keys.
     """
 
     language: str
@@ -111,7 +115,9 @@ class SandboxClient(Protocol):
 
         Raises:
             InvalidArgumentsError: Unknown language, or code/stdin over the size limits.
-            ToolError: The sandbox itself could not run (not the code's fault).
+            ToolError: The sandbox itself could not run (not the code's fault); raise it
+                with ``trips_breaker=True`` so that the circuit breaker counts it. A
+                program that fails or hits a limit is a result, never an error.
         """
         ...
 

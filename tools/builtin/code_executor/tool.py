@@ -58,7 +58,9 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
     A program that fails, loops, floods output or exceeds a limit is a successful call
     whose data says so (``exit_code``, ``timed_out``, ``truncated``, ``note``): the model
     reads it and fixes its code. Unknown languages and oversized code or stdin are a
-    ``validation_error``; a sandbox that can't run anything is an ``execution_error``.
+    ``validation_error``; a sandbox that can't run anything (or can't contain programs on
+    this machine) is an ``execution_error`` that counts against the circuit breaker, while
+    a misbehaving program never does.
 
     Args:
         sandbox: Where code runs. Default: a :class:`LocalSandbox` with its safe default
@@ -97,8 +99,12 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
         """Run the code and return the sandbox's report.
 
         The report is the ``data``; the isolation and limit flags are repeated in the result
-        metadata (``network_isolated``, ``timed_out``, ``killed``, ``truncated``) so an
-        application can log or alert on them without reading the model-facing data.
+        metadata so an application can log or alert on them without reading the
+        model-facing data: ``network_isolated``, ``timed_out``, ``killed``, ``truncated``,
+        and what held for this run: ``launcher`` (``"bwrap"``, ``"namespaces"`` or
+        ``"none"``), ``seccomp`` (a filter was loaded), ``process_cap`` (the per-run
+        process limit, ``None`` when not established) and ``filesystem_isolated``. A
+        sandbox that does not report one of them gives ``None``.
         """
         result = self._sandbox.run(
             request.code,
@@ -119,11 +125,16 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
             signal=result.signal,
             note=result.note,
         )
+        isolation = result.isolation
         flags = {
             "network_isolated": result.network_isolated,
             "timed_out": result.timed_out,
             "killed": result.killed,
             "truncated": result.truncated,
+            "launcher": isolation.get("launcher"),
+            "seccomp": isolation.get("seccomp"),
+            "process_cap": isolation.get("process_cap"),
+            "filesystem_isolated": isolation.get("filesystem"),
         }
         return ToolResult.success(response.model_dump(mode="json"), metadata=flags)
 

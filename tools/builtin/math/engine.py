@@ -6,6 +6,11 @@ pool of persistent worker processes does the work, each with an address-space li
 worker that exceeds the wall-clock limit is killed (with its process group) and replaced
 lazily. The caller gets a :class:`~tools.errors.ToolTimeoutError`; the process it lives in
 stays healthy.
+
+Circuit breaker: a problem that times out or exhausts a worker's memory is the input's
+fault, so those errors carry ``trips_breaker=False`` (a model sending five hard problems
+must not disable the tool for everyone); a pool that cannot start a worker, or is shut
+down, is the engine's fault and trips it.
 """
 
 from __future__ import annotations
@@ -63,8 +68,10 @@ class MathEngine(Protocol):
         """Return the answer dict (``result``, ``latex``, ``steps``, ...).
 
         Raises:
-            ToolTimeoutError: The computation took too long and was stopped.
-            ToolError: The question can't be answered (the message says why).
+            ToolTimeoutError: The computation took too long and was stopped (does not trip
+                the breaker).
+            ToolError: The question can't be answered (the message says why; does not trip
+                the breaker), or the engine itself can't work (trips it).
         """
         ...
 
@@ -100,7 +107,7 @@ class _Worker:
         if self.proc.stdout is None or self.proc.stdin is None:  # pragma: no cover
             self.kill()
             msg = "The math worker lost its pipes."
-            raise ToolError(msg)
+            raise ToolError(msg, trips_breaker=True)
         self._out = self.proc.stdout.fileno()
         os.set_blocking(self._out, False)
         self.jobs = 0
@@ -226,7 +233,8 @@ class SympyWorkerPool:
                 f"The computation did not finish within {self.timeout_seconds:g} s and was "
                 "stopped. Try a simpler expression, smaller numbers or a numeric evaluation."
             )
-            raise ToolTimeoutError(msg, retryable=False)
+            # The problem was too hard, not the engine broken: the breaker stays closed.
+            raise ToolTimeoutError(msg, retryable=False, trips_breaker=False)
         worker.jobs += 1
         return reply
 
@@ -234,7 +242,7 @@ class SympyWorkerPool:
         with self._lock:
             if self._closed:
                 msg = "The math engine is shut down."
-                raise ToolError(msg)
+                raise ToolError(msg, trips_breaker=True)
             while self._idle:
                 worker = self._idle.pop()
                 if worker.alive():
@@ -251,7 +259,7 @@ class SympyWorkerPool:
             worker = _Worker(self._argv)
         except OSError as exc:
             msg = f"The math engine could not start ({type(exc).__name__})."
-            raise ToolError(msg) from exc
+            raise ToolError(msg, trips_breaker=True) from exc
         try:
             ready = worker.read_line(time.monotonic() + self.start_timeout_seconds)
         except (EOFError, ValueError):
@@ -259,7 +267,7 @@ class SympyWorkerPool:
         if not ready or not ready.get("ready"):
             worker.kill()
             msg = "The math engine could not start (is sympy installed?)."
-            raise ToolError(msg)
+            raise ToolError(msg, trips_breaker=True)
         return worker
 
     def _give_back(self, worker: _Worker, *, recycle: bool = False) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,18 @@ from tools.builtin.code_executor import (
     SandboxResult,
     default_interpreters,
 )
+from tools.builtin.code_executor._bwrap import bwrap_argv, parse_status, prlimit_argv
+from tools.builtin.code_executor._capture import Capture
+from tools.builtin.code_executor._layout import (
+    Layout,
+    build_layout,
+    reachable_by_others,
+    revealing,
+    sandbox_executable,
+    world_writable_dirs,
+)
+from tools.builtin.code_executor._outcome import from_bwrap, from_launcher
+from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
 from tools.builtin.code_executor.local import world_executable
 from tools.errors import InvalidArgumentsError, ToolError
 
@@ -141,7 +155,7 @@ def test_limits_must_be_positive_and_consistent() -> None:
 def test_default_interpreters_always_include_python() -> None:
     found = default_interpreters()
     assert found["python"][1:] == ["-I", "-S", "-B", "-u"]
-    assert world_executable(found["python"][0]) or found["python"][0] == sys.executable
+    assert world_executable(found["python"][0]) or found["python"][0] == sandbox_executable(sys.executable)
     assert default_interpreters(python="/opt/py")["python"][0] == "/opt/py"
     assert LocalSandbox(interpreters={"python": ["/bin/py"]}).languages() == ["python"]
 
@@ -194,3 +208,180 @@ def test_public_names_are_pinned() -> None:
     for module in (package, math_package):
         for name in module.__all__:
             assert getattr(module, name).__module__.startswith(module.__name__)
+
+
+def test_metadata_says_what_isolation_held() -> None:
+    isolation = {"launcher": "bwrap", "seccomp": True, "process_cap": 64, "filesystem": True, "network": True}
+    report = SandboxResult("python", "", "", 0, 1.0, network_isolated=True, isolation=isolation)
+    metadata = CodeExecutorTool(sandbox=FakeSandbox(report)).execute(code="pass").metadata
+    flags = {k: metadata[k] for k in ("launcher", "seccomp", "process_cap", "filesystem_isolated", "network_isolated")}
+    assert flags == {
+        "launcher": "bwrap",
+        "seccomp": True,
+        "process_cap": 64,
+        "filesystem_isolated": True,
+        "network_isolated": True,
+    }
+    bare = CodeExecutorTool(sandbox=FakeSandbox()).execute(code="pass").metadata
+    assert [bare[k] for k in ("launcher", "seccomp", "process_cap", "filesystem_isolated")] == [None] * 4
+
+
+def test_sandbox_failures_trip_the_breaker_and_program_failures_are_data() -> None:
+    broken = CodeExecutorTool(sandbox=FakeSandbox(error=ToolError("no launcher", trips_breaker=True)))
+    error = broken.execute(code="1").error
+    assert error is not None
+    assert error.counts_as_failure is True
+
+
+def test_constructor_rejects_unknown_launchers_and_root_without_a_uid_drop() -> None:
+    with pytest.raises(ValueError, match="use 'auto', 'bwrap' or 'namespaces'"):
+        LocalSandbox(launcher="docker")  # type: ignore[arg-type]
+    if os.geteuid() == 0:
+        with pytest.raises(ValueError, match="allow_weaker_isolation=True"):
+            LocalSandbox(sandbox_uid=None)
+        assert LocalSandbox(sandbox_uid=None, allow_weaker_isolation=True).languages()
+
+
+# -- the parts: layout, bubblewrap command line, launcher reports, seccomp ------------------
+
+
+def test_layout_hides_homes_and_data_dirs_and_privatises_scratch(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "nested").mkdir(parents=True)
+    layout = build_layout(hidden_dirs=[str(data), str(data / "nested"), "/nonexistent"], disk_mb=32, home=None)
+    scratch = dict(layout.scratch)
+    assert scratch["/tmp"] == 32
+    if Path("/run/lock").is_dir():
+        assert scratch["/run/lock"] == 4
+    # tmp_path lies in /tmp, which is scratch already: the data dir is covered by it
+    assert str(data) not in layout.hidden
+    assert "/home" in layout.hidden
+    assert layout.covers(str(data / "nested" / "x")) is True
+    assert layout.covers("/usr/bin/python3") is False
+    assert layout.reveal == ()
+
+
+def test_world_writable_dirs_are_found_one_level_down(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared").chmod(0o1777)
+    (tmp_path / "private").mkdir(mode=0o755)
+    (tmp_path / "link").symlink_to(tmp_path / "shared")
+    assert world_writable_dirs([str(tmp_path)]) == [str(tmp_path / "shared")]
+
+
+def test_an_interpreter_in_a_hidden_dir_is_resolved_or_revealed(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    layout = Layout(scratch=((str(tmp_path), 8),), hidden=(), reveal=())
+    assert sandbox_executable(str(venv / "bin" / "python"), hidden=layout) == os.path.realpath(sys.executable)
+    assert sandbox_executable("/usr/bin/env", hidden=layout) == "/usr/bin/env"  # visible: kept
+    copy = tmp_path / "copied" / "bin" / "python3"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(b"")
+    (tmp_path / "copied" / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).resolve().parent}\n")
+    base = sandbox_executable(str(copy), hidden=layout)
+    assert base == os.path.realpath(Path(sys.executable).resolve().parent / "python3")
+    private = tmp_path / "opt" / "py" / "bin" / "python3"
+    private.parent.mkdir(parents=True)
+    private.write_bytes(b"")
+    assert revealing(layout, [str(private)]).reveal == (str(tmp_path / "opt" / "py"),)
+    assert revealing(layout, ["/usr/bin/env"]).reveal == ()
+
+
+def test_directories_other_users_cannot_reach_are_left_out_for_the_sandbox_uid() -> None:
+    base = Path(tempfile.mkdtemp(prefix="tooldeck-layout-test-"))  # in the world-traversable /tmp
+    try:
+        base.chmod(0o755)
+        closed = base / "closed"
+        (closed / "data").mkdir(parents=True)
+        closed.chmod(0o700)
+        reachable = base / "open"
+        reachable.mkdir(mode=0o755)
+        layout = Layout(scratch=(), hidden=(str(closed / "data"), str(reachable)), reveal=())
+        assert reachable_by_others(layout).hidden == (str(reachable),)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_bwrap_command_line() -> None:
+    layout = Layout(scratch=(("/tmp", 8),), hidden=("/home",), reveal=("/home/u/.pyenv",))
+    argv = bwrap_argv(
+        "/usr/bin/bwrap", command=["prlimit", "--", "/usr/bin/python3", "/tmp/w/main.py"], cwd="/tmp/w",
+        layout=layout, disk_mb=8, program_fd=5, status_fd=6, seccomp_fd=7,
+        isolate_network=True, isolate_filesystem=True,
+    )  # fmt: skip
+    mib = str(1024 * 1024)
+    assert argv == [
+        "/usr/bin/bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--size", str(8 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
+        "--size", mib, "--perms", "0755", "--tmpfs", "/home",
+        "--ro-bind", "/home/u/.pyenv", "/home/u/.pyenv",
+        "--size", str(8 * 1024 * 1024), "--perms", "0700", "--tmpfs", "/tmp/w",
+        "--perms", "0600", "--file", "5", "/tmp/w/main.py",
+        "--remount-ro", "/home",
+        "--chdir", "/tmp/w", "--json-status-fd", "6", "--seccomp", "7",
+        "--", "prlimit", "--", "/usr/bin/python3", "/tmp/w/main.py",
+    ]  # fmt: skip
+    shared = bwrap_argv(
+        "bwrap", command=["x"], cwd="/w", layout=layout, disk_mb=8, program_fd=5, status_fd=6,
+        seccomp_fd=None, isolate_network=False, isolate_filesystem=False,
+    )  # fmt: skip
+    assert shared == [
+        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--share-net",
+        "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
+        "--chdir", "/w", "--json-status-fd", "6", "--", "x",
+    ]  # fmt: skip
+    limits = {"cpu": 5, "as": 1024, "nproc": 32, "core": 0}
+    assert prlimit_argv("/usr/bin/prlimit", limits) == [
+        "/usr/bin/prlimit", "--cpu=5:6", "--as=1024", "--nproc=32", "--core=0", "--",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("status", "returncode", "exit_code", "start_error"),
+    [
+        (b'{ "child-pid": 9 }\n{ "exit-code": 0 }\n', 0, 0, None),
+        (b'{ "child-pid": 9 }\n{ "exit-code": 3 }\n', 3, 3, None),
+        (b'{ "child-pid": 9 }\n{ "exit-code": 153 }\n', 153, -25, None),  # SIGXFSZ
+        (b'{ "child-pid": 9 }\n', -9, -9, None),  # bwrap killed by us
+        (b"", 1, None, "bwrap: Creating new namespace failed: No space left on device"),
+    ],
+)
+def test_bwrap_reports_are_read(status: bytes, returncode: int, exit_code: int | None, start_error: str | None) -> None:
+    capture = Capture(stderr=bytearray(b"bwrap: Creating new namespace failed: No space left on device\n"))
+    capture.status_raw = status
+    outcome = from_bwrap(capture, returncode, network=True, filesystem=True, seccomp=False)
+    assert (outcome.launcher, outcome.exit_code, outcome.start_error) == ("bwrap", exit_code, start_error)
+    assert parse_status(b'{"a": 1}\nnot json\n{"b": 2}\n') == {"a": 1, "b": 2}
+
+
+def test_launcher_reports_are_read() -> None:
+    capture = Capture()
+    capture.status = [{"net": 1}, {"pid": 1}, {"fs": 1}, {"userns": 0}, {"userns": 1}, {"nnp": 1}, {"wait_status": 0}]
+    outcome = from_launcher(capture, 0, isolate_fs=True)
+    assert (outcome.launcher, outcome.per_run_userns, outcome.filesystem, outcome.exit_code) == (
+        "namespaces",
+        True,
+        True,
+        0,
+    )
+    capture.status = [{"net": 0}, {"pid": 0}, {"fs": 0}, {"userns": 0}, {"ns_error": "Operation not permitted"}]
+    capture.status += [{"refused": 1}, {"missing": "net,pid,userns,fs"}]
+    refused = from_launcher(capture, 126, isolate_fs=True)
+    assert (refused.launcher, refused.refused, refused.detail) == (
+        "none",
+        "net,pid,userns,fs",
+        "Operation not permitted",
+    )
+
+
+def test_the_seccomp_program_is_compiled_when_libseccomp_is_installed() -> None:
+    try:
+        strict, open_net = compile_filter(), compile_filter(allow_network=True)
+    except SeccompUnavailableError as exc:
+        pytest.skip(f"no libseccomp here: {exc}")
+    assert len(strict) % 8 == 0
+    assert len(open_net) % 8 == 0
+    assert len(open_net) < len(strict)  # no socket-family rule

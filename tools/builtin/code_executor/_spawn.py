@@ -1,0 +1,123 @@
+"""One launcher process: started in its own group, read until it ends, nothing left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tools._procgroup import group_alive, kill_group
+from tools.builtin.code_executor._capture import Capture, collect
+from tools.builtin.code_executor.sandbox import SandboxLimits
+from tools.errors import ToolError
+
+#: Seconds to wait for a killed run's processes to be torn down before returning.
+GROUP_TEARDOWN_S = 2.0
+
+
+def _live_members(pgid: int) -> int:
+    """Processes of group ``pgid`` that are not zombies (a /proc scan)."""
+    live = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            live += 1
+    return live
+
+
+def wait_group_dead(pgid: int, timeout: float) -> bool:
+    """SIGKILL group ``pgid`` until none of it runs; True when done within ``timeout``.
+
+    A zombie counts as dead: bubblewrap's PID 1 can outlive the bwrap process that started
+    it by a moment, and is then reaped by the host's init, which may take its time.
+    """
+    deadline = time.monotonic() + timeout
+    while group_alive(pgid) and _live_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        kill_group(pgid)
+        time.sleep(0.01)
+    return True
+
+
+@dataclass
+class Spawn:
+    """Runs ``argv`` (a launcher) with the working dir's ``.stdin`` as standard input.
+
+    ``running`` (guarded by ``lock``) holds the process groups in flight, so that the
+    sandbox's ``close()`` can kill them.
+    """
+
+    argv: list[str]
+    workdir: Path
+    deadline: float
+    limits: SandboxLimits
+    lock: threading.Lock
+    running: set[int]
+
+    def run(
+        self, status_r: int, pass_fds: list[int], *, env: dict[str, str], user: dict[str, Any] | None = None
+    ) -> tuple[Capture, int]:
+        """Start the process and collect its output and status until it ends.
+
+        Takes ownership of ``status_r`` and ``pass_fds`` (closed here, once the child has
+        them). ``user``: ``subprocess.Popen`` keywords to start it as another user.
+
+        Raises:
+            ToolError: The process could not be started (trips the breaker).
+        """
+        try:
+            with (self.workdir / ".stdin").open("rb") as stdin_file:
+                proc = subprocess.Popen(
+                    self.argv,
+                    stdin=stdin_file,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    pass_fds=tuple(pass_fds),
+                    start_new_session=True,
+                    cwd="/" if user else self.workdir,
+                    env=env,
+                    **(user or {}),
+                )
+        except OSError as exc:
+            os.close(status_r)
+            msg = f"The sandbox could not start: {type(exc).__name__}: {exc}."
+            raise ToolError(msg, trips_breaker=True) from exc
+        finally:
+            for fd in pass_fds:  # the status pipe must see EOF when the child's copy closes
+                os.close(fd)
+        with self.lock:
+            self.running.add(proc.pid)
+        try:
+            capture = collect(
+                proc,
+                (proc.stdout.fileno(), proc.stderr.fileno()),  # type: ignore[union-attr]
+                status_r,
+                deadline=self.deadline,
+                max_output=self.limits.max_output_bytes,
+                max_drain=self.limits.max_drain_bytes,
+            )
+        finally:
+            kill_group(proc.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            # Nothing of the run may outlive the call: wait for the killed group to be gone.
+            wait_group_dead(proc.pid, timeout=GROUP_TEARDOWN_S)
+            with self.lock:
+                self.running.discard(proc.pid)
+            os.close(status_r)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        return capture, proc.returncode
