@@ -30,11 +30,36 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+def live_members(pgid: int) -> int:
+    """Processes of group ``pgid`` that are not zombies (a ``/proc`` scan; 0 where there is
+    no ``/proc``)."""
+    live = 0
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return 0
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+                live += 1
+    return live
+
+
 def wait_group_gone(pgid: int, timeout: float) -> bool:
-    """SIGKILL group ``pgid`` until none of it is left (killed processes take a moment to be
-    torn down and reaped); True when it is gone, False after ``timeout`` seconds."""
+    """SIGKILL group ``pgid`` until none of it runs; True when done within ``timeout``.
+
+    A zombie counts as gone: it runs nothing, and an orphaned one (bubblewrap's PID 1, say)
+    is reaped by the host's init in its own time.
+    """
     deadline = time.monotonic() + timeout
-    while group_alive(pgid):
+    while group_alive(pgid) and live_members(pgid):
         if time.monotonic() >= deadline:
             return False
         kill_group(pgid)

@@ -6,49 +6,17 @@ import contextlib
 import os
 import subprocess
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools._procgroup import group_alive, kill_group
+from tools._procgroup import kill_group, wait_group_gone
 from tools.builtin.code_executor._capture import Capture, collect
 from tools.builtin.code_executor.sandbox import SandboxLimits
 from tools.errors import ToolError
 
 #: Seconds to wait for a killed run's processes to be torn down before returning.
 GROUP_TEARDOWN_S = 2.0
-
-
-def _live_members(pgid: int) -> int:
-    """Processes of group ``pgid`` that are not zombies (a /proc scan)."""
-    live = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            live += 1
-    return live
-
-
-def wait_group_dead(pgid: int, timeout: float) -> bool:
-    """SIGKILL group ``pgid`` until none of it runs; True when done within ``timeout``.
-
-    A zombie counts as dead: bubblewrap's PID 1 can outlive the bwrap process that started
-    it by a moment, and is then reaped by the host's init, which may take its time.
-    """
-    deadline = time.monotonic() + timeout
-    while group_alive(pgid) and _live_members(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        kill_group(pgid)
-        time.sleep(0.01)
-    return True
 
 
 @dataclass
@@ -113,7 +81,7 @@ class Spawn:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
             # Nothing of the run may outlive the call: wait for the killed group to be gone.
-            wait_group_dead(proc.pid, timeout=GROUP_TEARDOWN_S)
+            wait_group_gone(proc.pid, timeout=GROUP_TEARDOWN_S)
             with self.lock:
                 self.running.discard(proc.pid)
             os.close(status_r)
