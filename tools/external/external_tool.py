@@ -8,6 +8,7 @@ retryability.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,7 +107,7 @@ class ExternalTool(BaseTool[ExternalCall, Any]):
             for spec in specs.values():
                 check_parameters_schema(spec.parameters, owner=f"{owner}, action {spec.name!r}")
             self._actions = ActionSet([_schema_action(s) for s in specs.values()], owner=owner)
-            self.parameters = self._actions.flat_schema()
+            self.parameters = copy.deepcopy(self._actions.flat_schema())
             default = config.description
         self.description = description or default or f"Runs the external tool '{self.name}'."
 

@@ -69,6 +69,7 @@ class SessionHome:
         self._session = make_session()
         self._thread: LoopThread | None = None
         self._app_loop: asyncio.AbstractEventLoop | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
 
     @property
@@ -195,7 +196,9 @@ class SessionHome:
         elif app is not None and not app.is_closed():
             try:
                 if running_loop() is app:
-                    app.create_task(session.aclose())
+                    task = app.create_task(session.aclose())
+                    self._closing.add(task)  # keep it alive until it ran
+                    task.add_done_callback(self._closing.discard)
                 elif app.is_running():
                     asyncio.run_coroutine_threadsafe(session.aclose(), app).result(self._close_timeout)
                 else:
