@@ -214,13 +214,8 @@ class OrchestratorService:
         self.registry.register(self._own(CodeExecutorTool()))
 
     def _register_web(self) -> None:
-        from tools.builtin.web import (
-            BraveSearchBackend,
-            SearxngSearchBackend,
-            WebLoadTool,
-            WebSearchTool,
-            WebTool,
-        )
+        from tools.builtin.legacy import legacy_tools
+        from tools.builtin.web import BraveSearchBackend, SearxngSearchBackend, WebTool
 
         settings = self.settings
         backend: Any = None
@@ -229,19 +224,20 @@ class OrchestratorService:
                 backend = BraveSearchBackend(settings.brave_api_key)
             elif settings.searxng_url:
                 backend = SearxngSearchBackend(settings.searxng_url)
-            web, load = WebTool(search_backend=backend), WebLoadTool()
+            web = WebTool(search_backend=backend)
         except ImportError as exc:
             self._skip("web", f"{exc}; install the web extra: pip install 'tooldeck[web]'")
             return
         except ValueError as exc:
             raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None
         self.registry.register(web)
-        self.registry.register(WebSearchTool(search_backend=backend))  # old name: web_search
-        self.registry.register(load)  # old name: load_web_page
+        for alias in legacy_tools(web=web):  # old names web_search, load_web_page, old arguments
+            self.registry.register(alias)
 
     def _register_user_context(self) -> None:
         from tools.builtin.context_bridge import ContextBridge
-        from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextTool
+        from tools.builtin.legacy import legacy_tools
+        from tools.builtin.user_context import UserContextTool
 
         settings = self.settings
         try:
@@ -253,8 +249,8 @@ class OrchestratorService:
             self._closers.append(close)
         tool = UserContextTool(context_bridge=bridge)
         self.registry.register(tool)
-        for alias in USER_CONTEXT_ALIASES:  # old names, kept callable
-            self.registry.register(tool, name=alias.name, description=alias.description, preset=alias.preset)
+        for alias in legacy_tools(user_context=tool):  # old names, with their old arguments
+            self.registry.register(alias)
 
     def _register_adopted(self) -> None:
         """Every adopted tool (``tooldeck adopt``, registry files) beside the builtins."""

@@ -220,17 +220,15 @@ def register_builtin_tools(registry: LocalToolRegistry) -> list[Callable[[], Non
         UserContextTool,
         WebTool,
     )
-    from tools.builtin.user_context import USER_CONTEXT_ALIASES
-    from tools.builtin.web import WebLoadTool, WebSearchTool
+    from tools.builtin.legacy import legacy_tools
 
     math, code, store = MathSolverTool(), CodeExecutorTool(), SqliteKnowledgeStore(":memory:")
     context = UserContextTool(context_bridge=ContextBridge("http://127.0.0.1:9"))
+    web = WebTool()
     tools: list[BaseTool[Any, Any]] = [math, KnowledgeStoreTool(store=store), KnowledgeSearchTool(store=store), code]
-    tools += [WebTool(), WebSearchTool(), WebLoadTool(), context]
+    tools += [web, context, *legacy_tools(web=web, user_context=context)]
     for tool in tools:
         registry.register(tool)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(context, name=alias.name, description=alias.description, preset=alias.preset)
     return [math.close, code.close, store.close]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from abc import ABC, abstractmethod
@@ -11,9 +12,10 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, create_model
 
-from tools._arguments import describe_arguments, field_error, invalid_arguments, validate_with_model
+from tools._actions import Action, ActionSet
+from tools._arguments import describe_arguments, validate_with_model
 from tools.base import BaseTool
-from tools.errors import ToolDefinitionError, UnknownActionError
+from tools.errors import ToolDefinitionError
 from tools.schema import model_schema
 from tools.schema._nulls import NullStripper
 
@@ -69,7 +71,10 @@ class CompositeTool(BaseTool[ActionCall, Any]):
     Dispatch is a dict lookup. The exported schema is flat: ``action`` as an enum, then the
     union of the actions' parameters, each described with the actions that use it. Null
     arguments that belong to other actions are dropped (models send them under strict mode);
-    non-null ones are a ``validation_error`` naming what the chosen action accepts.
+    non-null ones are a ``validation_error`` naming what the chosen action accepts; a
+    missing or unknown ``action`` is an ``unknown_action`` error listing every action and
+    its arguments. The rule lives in :class:`tools._actions.ActionSet`, which
+    :class:`~tools.external.ExternalTool` shares.
 
     Args:
         strategies: The actions; their ``action_name`` values must be unique and non-empty.
@@ -77,22 +82,20 @@ class CompositeTool(BaseTool[ActionCall, Any]):
 
     def __init__(self, strategies: Iterable[ActionStrategy[Any]]) -> None:
         self._strategies: dict[str, ActionStrategy[Any]] = {}
+        actions: list[Action] = []
         for strategy in strategies:
-            action = strategy.action_name
-            if not action or action in self._strategies:
+            name = strategy.action_name
+            if not name or name in self._strategies:
                 raise ToolDefinitionError(
                     f"{type(self).__name__}: every ActionStrategy needs a unique, non-empty "
-                    f"action_name; {type(strategy).__name__} has {action!r}."
+                    f"action_name; {type(strategy).__name__} has {name!r}."
                 )
-            self._strategies[action] = strategy
+            self._strategies[name] = strategy
+            actions.append(_model_action(strategy))
         if not self._strategies:
             raise ToolDefinitionError(f"{type(self).__name__}: give at least one ActionStrategy.")
-        self._models = {a: s.RequestModel or _no_arguments() for a, s in self._strategies.items()}
-        self._schemas = {a: model_schema(m, closed=True) for a, m in self._models.items()}
-        self._action_accepted = {a: describe_arguments(schema) for a, schema in self._schemas.items()}
-        self._action_strippers = {a: NullStripper(schema) for a, schema in self._schemas.items()}
-        self._all_params = {p for schema in self._schemas.values() for p in schema.get("properties", {})}
-        self.parameters = self._flat_schema()
+        self._actions = ActionSet(actions, owner=type(self).__name__)
+        self.parameters = copy.deepcopy(self._actions.flat_schema())
 
     @property
     def actions(self) -> dict[str, ActionStrategy[Any]]:
@@ -101,95 +104,30 @@ class CompositeTool(BaseTool[ActionCall, Any]):
 
     def validate_input(self, /, **kwargs: Any) -> ActionCall:
         """Pick the strategy by ``action`` and validate the rest with its request model."""
-        action = kwargs.pop("action", None)
-        strategy = self._strategies.get(action) if isinstance(action, str) else None
-        if strategy is None:
-            raise self._unknown_action(action)
-        schema = self._schemas[strategy.action_name]
-        own = schema.get("properties", {})
-        foreign = [key for key in kwargs if key not in own]
-        rejected = []
-        for key in foreign:
-            if kwargs[key] is None and key in self._all_params:
-                del kwargs[key]
-            else:
-                rejected.append(key)
-        headline = f"Invalid arguments for action '{strategy.action_name}' of tool '{self.name}':"
-        if rejected:
-            records = [
-                field_error((key,), f"not an argument of action '{strategy.action_name}'", sent=False)
-                for key in rejected
-            ]
-            raise invalid_arguments(self.name, records, self._action_accepted[strategy.action_name], headline=headline)
-        request = validate_with_model(
-            self._models[strategy.action_name],
-            kwargs,
-            schema=schema,
-            tool_name=self.name,
-            headline=headline,
-            accepted=self._action_accepted[strategy.action_name],
-            strip=self._action_strippers[strategy.action_name],
-        )
-        return ActionCall(strategy, request)
+        chosen = self._actions.dispatch(kwargs, tool_name=self.name)
+        return ActionCall(self._strategies[chosen.action.name], chosen.request)
 
     def execute_internal(self, request: ActionCall) -> Any:
         """Run the chosen action."""
         return request.strategy.execute(request.request)
 
-    def _unknown_action(self, action: Any) -> UnknownActionError:
-        lines = [
-            f"Tool '{self.name}' needs an 'action' argument."
-            if action is None
-            else f"Tool '{self.name}' has no action {action!r}.",
-            "Available actions:",
-        ]
-        for name, strategy in self._strategies.items():
-            params = self._schemas[name].get("properties", {})
-            required = set(self._schemas[name].get("required", ()))
-            takes = ", ".join(f"{p}{'' if p in required else '?'}" for p in params) or "no arguments"
-            lines.append(f"- {name}: {strategy.description} Takes: {takes}.")
-        example = next(iter(self._strategies))
-        lines.append(f'Call again with e.g. {{"action": "{example}", ...}}.')
-        return UnknownActionError("\n".join(lines), details={"actions": list(self._strategies), "got": action})
 
-    def _flat_schema(self) -> dict[str, Any]:
-        properties: dict[str, Any] = {}
-        users: dict[str, list[str]] = {}
-        defs: dict[str, Any] = {}
-        for action, schema in self._schemas.items():
-            for key, value in schema.get("$defs", {}).items():
-                if key in defs and defs[key] != value:
-                    raise ToolDefinitionError(
-                        f"{type(self).__name__}: two actions define different models named {key!r}; rename one of them."
-                    )
-                defs[key] = value
-            required = set(schema.get("required", ()))
-            for key, prop in schema.get("properties", {}).items():
-                users.setdefault(key, []).append(action + ("" if key in required else " (optional)"))
-                properties.setdefault(key, dict(prop))
-        action_help = " ".join(f"'{a}': {_sentence(s.description)}" for a, s in self._strategies.items())
-        flat: dict[str, Any] = {
-            "type": "object",
-            "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": list(self._strategies),
-                    "description": f"The action to perform. {action_help}",
-                }
-            },
-            "required": ["action"],
-            "additionalProperties": False,
-        }
-        for key, prop in properties.items():
-            used = "Used by action " + ", ".join(users[key]) + "."
-            desc = prop.get("description")
-            prop["description"] = f"{_sentence(desc)} {used}" if desc else used
-            flat["properties"][key] = prop
-        if defs:
-            flat["$defs"] = defs
-        return flat
+def _model_action(strategy: ActionStrategy[Any]) -> Action:
+    """The :class:`Action` of a strategy: its request model's schema and validation."""
+    model = strategy.RequestModel or _no_arguments()
+    schema = model_schema(model, closed=True)
+    accepted = describe_arguments(schema)
+    strip = NullStripper(schema)
 
+    def validate(arguments: dict[str, Any], headline: str, tool_name: str) -> Any:
+        return validate_with_model(
+            model,
+            arguments,
+            schema=schema,
+            tool_name=tool_name,
+            headline=headline,
+            accepted=accepted,
+            strip=strip,
+        )
 
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if not text or text[-1] in ".!?" else text + "."
+    return Action(strategy.action_name, strategy.description, schema, validate)

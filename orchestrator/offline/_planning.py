@@ -69,11 +69,14 @@ def _context_candidates(slots: Mapping[str, Any]) -> list[Candidate]:
     general: dict[str, Any] = {"category": categories if len(categories) > 1 else categories[0]}
     if destination and "commute" in categories:
         general["destination"] = destination
-    out = [Candidate("user_context", general), Candidate("get_user_context", dict(general))]
+    old_general: dict[str, Any] = {"categories": categories}
+    if destination and "commute" in categories:
+        old_general["destination"] = destination
+    out = [Candidate("user_context", general), Candidate("get_user_context", old_general)]
     if categories == ["commute"]:
         out.append(Candidate("get_commute_time", {"destination": destination}))
     if categories == ["finance"]:
-        out.append(Candidate("query_finance", {"finance_action": "summary"}))
+        out.append(Candidate("query_finance", {"action": "summary"}))
     return out
 
 

@@ -37,6 +37,7 @@ class FinanceQuery(BaseModel):
 
     action: FinanceAction = "transactions"
     search: str | None = Field(None, max_length=200)
+    category: str | None = Field(None, max_length=100, description="Only transactions in this category (any case).")
     sort: SortField = "date"
     sort_dir: Literal["asc", "desc"] = "desc"
     page: int = Field(1, ge=1, le=1_000_000)
@@ -136,7 +137,15 @@ class FinanceIndex:
         return range(low, high)
 
     def select(self, query: FinanceQuery) -> list[Transaction]:
-        """Transactions in the date range that contain every word of ``query.search``."""
+        """Transactions in the date range that contain every word of ``query.search`` and,
+        when ``query.category`` is given, belong to that category (compared without case)."""
+        selected = self._select_text(query)
+        wanted = (query.category or "").strip().casefold()
+        if not wanted:
+            return selected
+        return [tx for tx in selected if tx.category.casefold() == wanted]
+
+    def _select_text(self, query: FinanceQuery) -> list[Transaction]:
         positions = self._range(query.date_from, query.date_to)
         terms = sorted(set((query.search or "").lower().split()), key=len, reverse=True)
         if not terms:
@@ -170,6 +179,7 @@ class FinanceIndex:
         selected = self.select(query)
         filters = {
             "search": query.search,
+            "category": query.category,
             "date_from": query.date_from,
             "date_to": query.date_to,
         }

@@ -2,7 +2,8 @@
 
 ``MathSolverTool()``, ``CodeExecutorTool()`` (local sandbox), ``WebTool()`` (page loading;
 search needs a backend), ``KnowledgeStoreTool(store=SqliteKnowledgeStore(path))`` /
-``KnowledgeSearchTool(...)`` and ``UserContextTool(context_bridge=ContextBridge(url))``.
+``KnowledgeSearchTool(...)`` and ``UserContextTool(context_bridge=ContextBridge(url))``;
+:func:`legacy_tools` gives the old tool names, with their old arguments, over those tools.
 Collaborators arrive by constructor; the orchestrator registers them explicitly.
 """
 
@@ -25,8 +26,18 @@ from tools.builtin.knowledge import (
     SqliteKnowledgeStore,
     StoreOutcome,
 )
+from tools.builtin.legacy import (
+    LegacyCommuteTime,
+    LegacyDailyBriefing,
+    LegacyGetUserContext,
+    LegacyLoadWebPage,
+    LegacyQueryFinance,
+    LegacyTool,
+    LegacyWebSearch,
+    legacy_tools,
+)
 from tools.builtin.math import MathEngine, MathRequest, MathResponse, MathSolverTool, SympyWorkerPool
-from tools.builtin.user_context import USER_CONTEXT_ALIASES, ToolAlias, UserContextRequest, UserContextTool
+from tools.builtin.user_context import UserContextRequest, UserContextTool
 from tools.builtin.web import (
     AddressPolicy,
     BraveSearchBackend,
@@ -37,14 +48,11 @@ from tools.builtin.web import (
     SearchHit,
     SearxngSearchBackend,
     TrafilaturaExtractor,
-    WebLoadTool,
-    WebSearchTool,
     WebTool,
     search_backend_from_env,
 )
 
 __all__ = [
-    "USER_CONTEXT_ALIASES",
     "AddressPolicy",
     "BraveSearchBackend",
     "CodeExecutionRequest",
@@ -57,6 +65,13 @@ __all__ = [
     "KnowledgeSearchTool",
     "KnowledgeStore",
     "KnowledgeStoreTool",
+    "LegacyCommuteTime",
+    "LegacyDailyBriefing",
+    "LegacyGetUserContext",
+    "LegacyLoadWebPage",
+    "LegacyQueryFinance",
+    "LegacyTool",
+    "LegacyWebSearch",
     "LocalSandbox",
     "MathEngine",
     "MathRequest",
@@ -73,12 +88,10 @@ __all__ = [
     "SqliteKnowledgeStore",
     "StoreOutcome",
     "SympyWorkerPool",
-    "ToolAlias",
     "TrafilaturaExtractor",
     "UserContextRequest",
     "UserContextTool",
-    "WebLoadTool",
-    "WebSearchTool",
     "WebTool",
+    "legacy_tools",
     "search_backend_from_env",
 ]

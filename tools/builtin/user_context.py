@@ -1,21 +1,18 @@
 """UserContextTool: the user's calendar, finances, weather and commute, for the model.
 
 One tool replaces the old ``get_user_context``, ``get_daily_briefing``,
-``get_commute_time`` and ``query_finance`` functions; :data:`USER_CONTEXT_ALIASES` lists
-how to keep those names callable::
+``get_commute_time`` and ``query_finance`` functions; those names stay callable, with their
+old arguments, through the adapters in :mod:`tools.builtin.legacy`::
 
     tool = UserContextTool(context_bridge=ContextBridge("http://127.0.0.1:8765"))
     registry.register(tool)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(tool, name=alias.name, description=alias.description, preset=alias.preset)
+    for alias in legacy_tools(user_context=tool):
+        registry.register(alias)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import date
-from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -25,7 +22,7 @@ from tools.builtin.context_bridge import ContextBridge
 from tools.errors import InvalidArgumentsError
 from tools.routing.manual import ToolCategory, ToolManual
 
-__all__ = ["USER_CONTEXT_ALIASES", "ToolAlias", "UserContextRequest", "UserContextTool"]
+__all__ = ["UserContextRequest", "UserContextTool"]
 
 Category = Literal[
     "all",
@@ -43,6 +40,7 @@ _ALIASES = {"navigation": "commute"}
 _FINANCE_FIELDS = (
     "finance_action",
     "search",
+    "transaction_category",
     "sort",
     "sort_dir",
     "page",
@@ -92,6 +90,11 @@ class UserContextRequest(BaseModel):
         ),
     )
     search: str | None = Field(None, max_length=200, description="Finance only: words to look for, e.g. 'coffee'.")
+    transaction_category: str | None = Field(
+        None,
+        max_length=100,
+        description="Finance only: only transactions in this spending category, e.g. 'Groceries' (any case).",
+    )
     sort: Literal["date", "amount", "description", "category"] | None = Field(
         None, description="Finance only: sort transactions by this field (default date)."
     )
@@ -114,41 +117,6 @@ class UserContextRequest(BaseModel):
         if isinstance(value, str) and "," in value:
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
-
-
-@dataclass(frozen=True, slots=True)
-class ToolAlias:
-    """An old tool name kept callable: register the tool under ``name`` with these."""
-
-    name: str
-    description: str
-    preset: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-
-#: The pre-1.0 names of the context tools, as aliases of ``user_context``.
-USER_CONTEXT_ALIASES: tuple[ToolAlias, ...] = (
-    ToolAlias(
-        "get_user_context",
-        "The user's personal context (calendar, finance, weather, commute...). Pass category "
-        "to narrow it, e.g. category='calendar'.",
-    ),
-    ToolAlias(
-        "get_daily_briefing",
-        "A daily briefing: today's calendar, weather, commute, recent spending and alerts.",
-        MappingProxyType({"category": "all", "action": "summary", "include_alerts": True}),
-    ),
-    ToolAlias(
-        "get_commute_time",
-        "Travel time from home to a destination, e.g. destination='office'.",
-        MappingProxyType({"category": "commute"}),
-    ),
-    ToolAlias(
-        "query_finance",
-        "Query the user's bank transactions: finance_action='search' with search='coffee', "
-        "'transactions', 'summary' (with group_by) or 'categories'; page, sort, date_from/date_to.",
-        MappingProxyType({"category": "finance", "action": "query"}),
-    ),
-)
 
 
 class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
@@ -230,6 +198,7 @@ class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
         query = {
             "action": action,
             "search": request.search,
+            "category": request.transaction_category,
             "sort": request.sort,
             "sort_dir": request.sort_dir,
             "page": request.page,

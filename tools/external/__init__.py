@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tools.external._process import ProcessOutcome, ProcessRunner
-    from tools.external.adapter import ToolAdapter, ToolAdapterRegistry, UnknownAdapterError
+    from tools.external.adapter import (
+        ConfigurableAdapter,
+        DiscoveringAdapter,
+        ToolAdapter,
+        ToolAdapterRegistry,
+        UnknownAdapterError,
+    )
     from tools.external.binary_tool import BinaryTool
     from tools.external.cli_adapter import CLIAdapter
     from tools.external.config import (
@@ -31,13 +37,15 @@ if TYPE_CHECKING:
         ToolConfig,
     )
     from tools.external.executor import BinaryStatus, ScanChanges, ToolExecutorService
-    from tools.external.external_tool import ExternalTool, build_external_tools
+    from tools.external.external_tool import ExternalCall, ExternalTool, build_external_tools
     from tools.external.http_adapter import HTTPAdapter
     from tools.external.mcp import MCPAdapter, MCPTool, MCPToolset, build_mcp_server, serve_stdio
 
 _HOMES = {
     "ProcessOutcome": "tools.external._process",
     "ProcessRunner": "tools.external._process",
+    "ConfigurableAdapter": "tools.external.adapter",
+    "DiscoveringAdapter": "tools.external.adapter",
     "ToolAdapter": "tools.external.adapter",
     "ToolAdapterRegistry": "tools.external.adapter",
     "UnknownAdapterError": "tools.external.adapter",
@@ -55,6 +63,7 @@ _HOMES = {
     "BinaryStatus": "tools.external.executor",
     "ScanChanges": "tools.external.executor",
     "ToolExecutorService": "tools.external.executor",
+    "ExternalCall": "tools.external.external_tool",
     "ExternalTool": "tools.external.external_tool",
     "build_external_tools": "tools.external.external_tool",
     "HTTPAdapter": "tools.external.http_adapter",
@@ -75,6 +84,9 @@ __all__ = [
     "CLIAction",
     "CLIAdapter",
     "CLIConfig",
+    "ConfigurableAdapter",
+    "DiscoveringAdapter",
+    "ExternalCall",
     "ExternalTool",
     "HTTPAdapter",
     "HTTPConfig",

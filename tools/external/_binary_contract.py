@@ -8,12 +8,16 @@ A tool binary is an executable file that:
        "description": "Count words in a text.",    # prompt text for the model
        "version": "1.0.0",                         # optional
        "input_schema": {"type": "object", ...},    # JSON schema of the arguments
-       "output_schema": {...} | null}              # optional JSON schema of the output
+       "output_schema": {...} | null,              # optional JSON schema of the output
+       "tags": ["text", "stats"]}                  # optional: up to 32 short labels
 
 * otherwise reads one JSON object (the arguments) on stdin, writes its JSON output on stdout
   and exits 0. A non-zero exit is an error whose message is stderr. Output shaped like a
   tooldeck envelope (``{"status": ..., "_metadata": ...}``, as written by
   :func:`tools.external.binary.serve`) is unwrapped: its ``data`` or its error is used.
+  When the binary declared an ``output_schema``, its output must match it
+  (:func:`check_output`): anything else is an ``upstream_error`` naming the binary and the
+  field.
 
 The executor runs binaries with ``TOOLDECK_TOOL_MODE=subprocess`` in their environment.
 """
@@ -25,12 +29,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, cast, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from tools._arguments import field_error
 from tools._names import TOOL_NAME_RULE, sanitize_tool_name
 from tools.errors import ErrorType
 from tools.external._process import ProcessOutcome, ProcessRunner, RunnerClosedError
@@ -41,6 +46,8 @@ MODE_VARIABLE = "TOOLDECK_TOOL_MODE"
 MODE_VALUE = "subprocess"
 MAX_SCHEMA_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 2_000
+MAX_TAGS = 32
+MAX_OUTPUT_ERRORS = 5
 BinaryState = Literal["ready", "schema-unknown", "missing-binary", "broken"]
 _ERROR_TYPES = frozenset(get_args(ErrorType))
 
@@ -55,6 +62,9 @@ class BinarySchema(BaseModel):
     version: str = "0.0.0"
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     output_schema: dict[str, Any] | None = None
+    tags: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=MAX_TAGS
+    )
 
     def digest(self) -> str:
         """A short hash of the document, to notice schema changes."""
@@ -269,3 +279,44 @@ def _interpret(outcome: ProcessOutcome, label: str, meta: dict[str, Any]) -> Too
     if not text:
         return _fail(f"Tool '{label}' printed nothing.", "empty_output", meta)
     return ToolResult.success(parsed, metadata=meta)
+
+
+class OutputChecker:
+    """Checks a binary's successful output against the ``output_schema`` it declared.
+
+    Args:
+        schema: The binary's ``output_schema`` (already checked against the meta-schema).
+    """
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._validator = validators.validator_for(schema)(schema)
+
+    def check(self, result: ToolResult, label: str) -> ToolResult:
+        """``result`` itself when it is an error or its data matches; else an ``upstream_error``.
+
+        The message names the binary and each field that does not match (what the model can
+        tell the user: the tool, not its arguments, is at fault).
+        """
+        if result.error is not None:
+            return result
+        errors = sorted(self._validator.iter_errors(result.data), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return result
+        records = [_output_record(err) for err in errors[:MAX_OUTPUT_ERRORS]]
+        fields = "; ".join(f"{r['field']}: {r['problem']}" for r in records)
+        more = f" (and {len(errors) - MAX_OUTPUT_ERRORS} more)" if len(errors) > MAX_OUTPUT_ERRORS else ""
+        return ToolResult.failure(
+            "upstream_error",
+            f"Tool '{label}' returned output that does not match its declared output_schema: "
+            f"{fields}{more}. This is a fault of the tool, not of your arguments.",
+            retryable=False,
+            details={"reason": "invalid_output", "binary": label, "errors": records},
+            metadata=dict(result.metadata),
+        )
+
+
+def _output_record(err: Any) -> dict[str, Any]:
+    path = list(err.absolute_path)
+    if err.validator == "required" and err.message.count("'") >= 2:
+        return field_error([*path, err.message.split("'")[1]], "missing", sent=False)
+    return field_error(path or ["(output)"], clip(err.message, 200), sent=False)

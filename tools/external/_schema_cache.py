@@ -12,7 +12,8 @@ from tools.external._binary_contract import Probe
 
 logger = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+#: 2: probes carry the binary's ``tags``; older files are ignored (every binary is asked again).
+CACHE_FORMAT = 2
 Key = tuple[int, int]  # (size, mtime_ns)
 
 
@@ -42,7 +43,11 @@ class SchemaCache:
         except (OSError, ValueError) as exc:
             logger.warning("schema cache %s unreadable, ignoring it: %s", self._path, exc)
             return 0
-        if not isinstance(raw, dict) or raw.get("format") != CACHE_FORMAT:
+        version = raw.get("format") if isinstance(raw, dict) else None
+        if isinstance(version, int) and 0 < version < CACHE_FORMAT:
+            logger.info("schema cache %s is from an older version; asking every binary again", self._path)
+            return 0
+        if not isinstance(raw, dict) or version != CACHE_FORMAT:
             logger.warning("schema cache %s has an unknown format, ignoring it", self._path)
             return 0
         loaded: dict[str, tuple[Key, Probe]] = {}

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from tools.errors import ToolDefinitionError
-from tools.external.config import ToolConfig
+from tools.external.config import ActionSpec, ToolConfig
 from tools.result import ToolResult
 
 
@@ -45,6 +45,31 @@ class ToolAdapter(Protocol):
 
     def is_available(self, config: ToolConfig) -> bool:
         """Whether this adapter can run ``config`` right now (command found, secret set, ...)."""
+        ...
+
+
+@runtime_checkable
+class ConfigurableAdapter(Protocol):
+    """An adapter that is told its tools' configs (HTTP, CLI, MCP): it knows a tool by
+    :attr:`ToolConfig.id` only after :meth:`add_tool`. :class:`ExternalTool` calls it."""
+
+    def add_tool(self, config: ToolConfig) -> None:
+        """Know ``config`` under its id (an equal config already known is kept as is)."""
+        ...
+
+
+@runtime_checkable
+class DiscoveringAdapter(Protocol):
+    """An adapter that learns a tool's actions from the tool itself (an MCP server's
+    ``tools/list``, a binary's ``--schema``) rather than from its config."""
+
+    def action_specs(self, config: ToolConfig) -> list[ActionSpec]:
+        """The actions of ``config``'s tool.
+
+        Raises:
+            ToolDefinitionError: the tool cannot be reached or described (the message says
+                why and what to do).
+        """
         ...
 
 

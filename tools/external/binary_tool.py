@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tools.base import BaseTool
@@ -19,7 +19,14 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
 
     Built by :class:`~tools.external.executor.ToolExecutorService`; each call spawns its own
     process, so calls run concurrently and a binary replaced on disk never disturbs calls in
-    flight. Arguments are validated against the binary's ``input_schema`` before it runs.
+    flight. Arguments are validated against the binary's ``input_schema`` before it runs;
+    when it declared an ``output_schema`` its output is checked against it (a mismatch is an
+    ``upstream_error`` naming the binary and the field).
+
+    Attributes:
+        tags: The ``tags`` of the binary's ``--schema`` answer (for manuals and capability
+            lookup); empty when it gave none.
+        path: Absolute path of the executable.
     """
 
     name = "binary_tool"
@@ -37,6 +44,7 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
         output_schema: Mapping[str, Any] | None,
         invoke: Callable[[dict[str, Any]], ToolResult],
         path: str,
+        tags: Iterable[str] = (),
     ) -> None:
         self.name = name
         self.description = description or f"Runs the executable '{name}'."
@@ -45,6 +53,7 @@ class BinaryTool(BaseTool[dict[str, Any], Any]):
         self._output_schema = dict(output_schema) if output_schema is not None else None
         self._invoke = invoke
         self.path = path
+        self.tags: tuple[str, ...] = tuple(dict.fromkeys(tags))
 
     def output_schema(self) -> dict[str, Any] | None:
         """The binary's ``output_schema`` (a fresh copy), if it declared one."""

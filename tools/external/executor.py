@@ -14,16 +14,19 @@ import errno
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from tools.errors import ToolDefinitionError
 from tools.external._binary_contract import (
     MODE_VALUE,
     MODE_VARIABLE,
     BinaryState,
+    OutputChecker,
     Probe,
     call_binary,
     derive_name,
@@ -32,7 +35,7 @@ from tools.external._binary_contract import (
 from tools.external._process import ProcessRunner, RunnerClosedError
 from tools.external._schema_cache import Key, SchemaCache
 from tools.external.binary_tool import BinaryTool
-from tools.external.config import ToolConfig
+from tools.external.config import ActionSpec, ToolConfig
 from tools.result import ToolResult
 
 if TYPE_CHECKING:
@@ -54,12 +57,21 @@ class BinaryStatus:
             arguments), ``missing-binary`` (the file is gone) or ``broken`` (cannot run, bad
             ``--schema`` document, or a name clash).
         message: Why, for the last three states.
+        calls: Calls made to this tool since the service was built (any path: the tool,
+            the adapter, a registry).
+        failures: How many of those returned an error.
+        last_error: ``"<type>: <message>"`` of the latest failed call, cut to 300 characters.
+        avg_duration_ms: Mean wall-clock time of a call (None before the first).
     """
 
     name: str
     path: str
     state: BinaryState
     message: str | None = None
+    calls: int = 0
+    failures: int = 0
+    last_error: str | None = None
+    avg_duration_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,24 @@ class _Entry:
     state: BinaryState
     message: str | None = None
     tool: BinaryTool | None = None
+    checker: OutputChecker | None = None
+
+
+@dataclass
+class _Stats:
+    """Per-tool call counts, kept by the service itself (no metrics store needed)."""
+
+    calls: int = 0
+    failures: int = 0
+    total_ms: float = 0.0
+    last_error: str | None = None
+
+    def record(self, result: ToolResult, elapsed_ms: float) -> None:
+        self.calls += 1
+        self.total_ms += elapsed_ms
+        if result.error is not None:
+            self.failures += 1
+            self.last_error = f"{result.error.type}: {result.error.message}"[:300]
 
 
 class ToolExecutorService:
@@ -136,6 +166,8 @@ class ToolExecutorService:
         self._lock = threading.RLock()
         self._scan_lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
+        self._stats: dict[str, _Stats] = {}
+        self._configs: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
@@ -199,12 +231,17 @@ class ToolExecutorService:
         return next((t for t in self.tools() if t.name == name), None)
 
     def status(self) -> dict[str, BinaryStatus]:
-        """The status of every binary seen since start, by tool name."""
+        """The status of every binary seen since start, by tool name, with its call counts."""
         with self._lock:
             entries = list(self._entries.values())
+            stats = {name: (s.calls, s.failures, s.total_ms, s.last_error) for name, s in self._stats.items()}
         out: dict[str, BinaryStatus] = {}
         for e in sorted(entries, key=lambda e: (e.state == "missing-binary", e.path)):
-            out.setdefault(e.name, BinaryStatus(e.name, e.path, e.state, e.message))
+            if e.name in out:
+                continue
+            calls, failures, total_ms, last_error = stats.get(e.name, (0, 0, 0.0, None))
+            average = total_ms / calls if calls else None
+            out[e.name] = BinaryStatus(e.name, e.path, e.state, e.message, calls, failures, last_error, average)
         return out
 
     def bind_registry(self, registry: LocalToolRegistry) -> None:
@@ -242,6 +279,28 @@ class ToolExecutorService:
 
     # -- ToolAdapter -----------------------------------------------------------------------
 
+    def add_tool(self, config: ToolConfig) -> None:
+        """Know ``config``: calls with ``tool_id=config.id`` run the binary named
+        ``config.id``, or else the one named ``config.name`` (binaries are found by
+        scanning, so nothing else is configured)."""
+        with self._lock:
+            self._configs[config.id] = config.name
+
+    def action_specs(self, config: ToolConfig) -> list[ActionSpec]:
+        """The binary's one action: its ``--schema`` description and ``input_schema``.
+
+        Raises:
+            ToolDefinitionError: no runnable binary is named ``config.id`` or ``config.name``.
+        """
+        tool = self.tool(config.id) or self.tool(config.name)
+        if tool is None:
+            known = ", ".join(t.name for t in self.tools()) or "none"
+            raise ToolDefinitionError(
+                f"no runnable tool binary named {config.id!r} or {config.name!r} in {self._dir}; "
+                f"install it there and start the service (or rescan) first. Available: {known}."
+            )
+        return [ActionSpec("default", tool.description, tool.input_schema())]
+
     def execute(
         self,
         tool_id: str,
@@ -249,14 +308,18 @@ class ToolExecutorService:
         params: Mapping[str, Any],
         timeout: float | None = None,
     ) -> ToolResult:
-        """Run binary ``tool_id`` (its tool name) with ``params``; ``action`` is ignored.
+        """Run binary ``tool_id`` (its tool name, or the id of a config given to
+        :meth:`add_tool`) with ``params``; ``action`` is ignored.
 
         Arguments are not validated against ``input_schema`` here (the :class:`BinaryTool`
         does that); see :func:`~tools.external._binary_contract.call_binary` for how output
         and failures map to results.
         """
-        with self._lock:
-            entry = next((e for e in self._entries.values() if e.name == tool_id and e.tool), None)
+        entry = self._runnable(tool_id)
+        if entry is None:
+            with self._lock:
+                alias = self._configs.get(tool_id)
+            entry = self._runnable(alias) if alias is not None else None
         if entry is None:
             known = sorted(t.name for t in self.tools())
             return ToolResult.failure(
@@ -264,14 +327,20 @@ class ToolExecutorService:
                 f"No binary tool named {tool_id!r}; available: {', '.join(known) or 'none'}.",
                 details={"available": known},
             )
-        return self._call(entry.path, entry.name, dict(params), timeout)
+        return self._call(entry, dict(params), timeout)
+
+    def _runnable(self, name: str) -> _Entry | None:
+        with self._lock:
+            return next((e for e in self._entries.values() if e.name == name and e.tool), None)
 
     def is_available(self, config: ToolConfig) -> bool:
         """True when a runnable binary is named ``config.id`` or ``config.name``."""
         names = {t.name for t in self.tools()}
         return config.id in names or config.name in names
 
-    def _call(self, path: str, name: str, params: dict[str, Any], timeout: float | None) -> ToolResult:
+    def _call(self, entry: _Entry, params: dict[str, Any], timeout: float | None) -> ToolResult:
+        path, name, checker = entry.path, entry.name, entry.checker
+        started = time.perf_counter()
         result = call_binary(
             path,
             params,
@@ -281,6 +350,10 @@ class ToolExecutorService:
             max_output_bytes=self._max_output,
             label=name,
         )
+        if checker is not None:
+            result = checker.check(result, name)
+        with self._lock:
+            self._stats.setdefault(name, _Stats()).record(result, (time.perf_counter() - started) * 1000)
         if ((result.error and result.error.details) or {}).get("reason") == "missing-binary":
             self._mark_missing(path)
             self._sync_bound()
@@ -414,17 +487,19 @@ class ToolExecutorService:
 
     def _make_tool(self, entry: _Entry) -> BinaryTool:
         schema = entry.probe.schema
-        path, name = entry.path, entry.name
+        output_schema = schema.output_schema if schema else None
+        entry.checker = OutputChecker(output_schema) if output_schema is not None else None
 
         def invoke(params: dict[str, Any]) -> ToolResult:
-            return self._call(path, name, params, None)
+            return self._call(entry, params, None)
 
         return BinaryTool(
-            name=name,
+            name=entry.name,
             description=schema.description if schema else "",
             version=schema.version if schema else "0.0.0",
             parameters=schema.input_schema if schema else None,
-            output_schema=schema.output_schema if schema else None,
+            output_schema=output_schema,
             invoke=invoke,
-            path=path,
+            path=entry.path,
+            tags=schema.tags if schema else (),
         )

@@ -105,6 +105,11 @@ def to_strict_schema(schema: Mapping[str, Any]) -> StrictConversion:
     ``anyOf``; a single-entry ``allOf`` is merged; a ``$ref`` with siblings is inlined;
     ``$defs`` (also from ``definitions``) and recursion are kept.
 
+    The only argument-less form that stays strict is an object with no properties and
+    ``additionalProperties: false``; ``{}``, ``{"type": "object"}`` or ``"properties": {}``
+    without it accept any arguments, so they are reported (a strict export would let the
+    model send only ``{}``).
+
     Malformed, hostile or oversized input never raises: a non-object root, an untyped
     node, an unknown type, a free-form object or map, ``patternProperties``, tuples,
     ``if``/``then``/``else``, a multi-entry ``allOf``, an enum contradicting its type, a
@@ -124,6 +129,19 @@ def to_strict_schema(schema: Mapping[str, Any]) -> StrictConversion:
     for path, reason in problems:
         converter.issue(path, reason)
     return StrictConversion(out, tuple(dict.fromkeys(converter.issues)), tuple(warnings))
+
+
+#: Why a root object without properties stays non-strict (strict would only ever send ``{}``).
+_FREE_FORM_ROOT = (
+    "the tool takes any arguments (an object with no properties and no "
+    "additionalProperties: false): under strict mode a model could only ever send {}; "
+    "declare its properties, or say additionalProperties: false if it takes no arguments"
+)
+
+
+def _no_properties(props: Any) -> bool:
+    """True when an object declares no property (``properties`` absent or empty)."""
+    return props is _MISSING or (isinstance(props, _MAP) and not props)
 
 
 def _join(path: str, name: str) -> str:
@@ -168,9 +186,11 @@ class _Converter:
             self.issue("", "the root must be an object, not an enum or const")
         elif kinds and "object" not in kinds:
             self.issue("", f"the root must be an object, not {'/'.join(kinds)}")
-        if "properties" in node or node.get("additionalProperties", False) is not False:
+        if "properties" in node or "additionalProperties" in node:
             out = self._object_body(node, "", 0)
         else:
+            if "patternProperties" not in node and not any(i.path == "(root)" for i in self.issues):
+                self.issue("", _FREE_FORM_ROOT)
             out = {
                 "type": "object",
                 "properties": {},
@@ -466,10 +486,12 @@ class _Converter:
             else:
                 reason = "a free-form object (additionalProperties allows any key)"
             self.issue(path, reason)
-        elif props is _MISSING and extra is _MISSING and "patternProperties" not in node:
+        elif extra is _MISSING and _no_properties(props) and "patternProperties" not in node:
             self.issue(
                 path,
-                "a free-form object (type object with no properties) cannot be expressed in "
+                _FREE_FORM_ROOT
+                if not path
+                else "a free-form object (type object with no properties) cannot be expressed in "
                 "strict mode; declare its properties",
             )
         if props is not _MISSING and not isinstance(props, _MAP):

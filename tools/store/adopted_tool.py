@@ -16,7 +16,7 @@ from typing import Any
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError, ToolError
 from tools.external.config import ToolConfig as ExternalConfig
-from tools.external.external_tool import _combined_schema
+from tools.external.external_tool import combined_schema
 from tools.store.config import ToolConfig
 
 
@@ -25,7 +25,7 @@ def schema_of(external: ExternalConfig) -> dict[str, Any]:
     specs = external.action_specs()
     if len(specs) == 1:
         return dict(specs[0].parameters)
-    return _combined_schema(specs)
+    return combined_schema(specs)
 
 
 def description_of(config: ToolConfig, external: ExternalConfig) -> str:

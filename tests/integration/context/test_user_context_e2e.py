@@ -12,7 +12,8 @@ import pytest
 from shared.adapters import AdapterRegistry, BaseAdapter, register_adapter
 from tools import LocalToolRegistry
 from tools.builtin.context_bridge import ContextBridge
-from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextTool
+from tools.builtin.legacy import legacy_tools
+from tools.builtin.user_context import UserContextTool
 
 Scripted = Any  # the `scripted` fixture's ScriptedServer (conftest.py)
 KEY = "e2e-key"
@@ -27,8 +28,8 @@ def _registry(url: str, *, api_key: str | None = KEY, timeout: float = 5) -> Loc
     registry = LocalToolRegistry()
     tool = UserContextTool(context_bridge=ContextBridge(url, api_key=api_key, timeout=timeout, sleep=lambda _: None))
     registry.register(tool)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(tool, name=alias.name, description=alias.description, preset=dict(alias.preset))
+    for alias in legacy_tools(user_context=tool):
+        registry.register(alias)
     return registry
 
 
@@ -88,10 +89,11 @@ def test_commute_alias_with_destination(registry: LocalToolRegistry) -> None:
 
 def test_finance_queries_as_a_model_sends_them(registry: LocalToolRegistry) -> None:
     result = registry.call_tool_raw(
-        "query_finance",
+        "user_context",
         '{"finance_action": "search", "search": "pingo doce", "sort": "amount", '
         '"sort_dir": "asc", "page": 1, "per_page": 2, "group_by": null, "date_from": null, '
-        '"date_to": null, "include_alerts": null, "destination": null}',
+        '"date_to": null, "include_alerts": null, "destination": null, "category": null, '
+        '"action": null, "transaction_category": null}',
     )
     assert result.ok, result.error
     body = result.data["result"]
@@ -106,7 +108,7 @@ def test_finance_queries_as_a_model_sends_them(registry: LocalToolRegistry) -> N
     )
     groups = {g["key"]: g["expenses"] for g in summary.data["result"]["groups"]}
     assert groups["Travel"] == "612.40"
-    cats = registry.call_tool("query_finance", finance_action="categories").data["result"]["categories"]
+    cats = registry.call_tool("query_finance", action="categories").data["result"]["categories"]
     assert cats[0] == {
         "category": "Housing",
         "count": 2,
@@ -123,9 +125,12 @@ def test_bad_calls_get_corrective_errors(registry: LocalToolRegistry) -> None:
     assert result.error is not None
     assert result.error.type == "validation_error"
     assert "user_context(category='finance'" in result.error.message
-    page = registry.call_tool("query_finance", page=0)
+    page = registry.call_tool("user_context", category="finance", page=0)
     assert page.error is not None
     assert page.error.message.startswith("page must be 1 or more")
+    old_page = registry.call_tool("query_finance", page=0)
+    assert old_page.error is not None
+    assert old_page.error.message.startswith("Invalid arguments for tool 'query_finance':\n- page:")
     garbage = registry.call_tool_raw("user_context", "{not json")
     assert garbage.error is not None
     assert garbage.error.type == "validation_error"

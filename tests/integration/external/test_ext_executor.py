@@ -265,7 +265,7 @@ def test_hundred_binaries_and_warm_cache(tmp_path: Path, make_script: Any) -> No
         assert {s.state for s in service.status().values()} == {"ready"}
     probes = sorted(p.name for p in folder.glob("*.probed"))
     assert len(probes) == 100
-    assert json.loads(cache.read_text())["format"] == 1
+    assert json.loads(cache.read_text())["format"] == 2
     for p in folder.glob("*.probed"):
         p.unlink()
     with _service(folder, cache_path=cache) as warm:

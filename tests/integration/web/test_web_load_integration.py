@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tools.builtin.web import AddressPolicy, FetchLimits, PageFetcher, WebLoadTool, WebTool
+from tools.builtin.web import AddressPolicy, FetchLimits, PageFetcher, WebTool
 
 pytest.importorskip("trafilatura")
 
@@ -173,9 +173,12 @@ def test_default_policy_refuses_the_loopback_server_itself(local_server: LocalSe
     assert local_server.recorder.requests == []
 
 
-def test_single_action_load_tool(local_server: LocalServer) -> None:
-    tool = WebLoadTool(allow_networks=["127.0.0.1/32"])
-    result = tool(url=local_server.url("/plain"))
+def test_old_name_load_web_page_with_its_old_arguments(local_server: LocalServer) -> None:
+    from tools.builtin.legacy import legacy_tools
+
+    web = WebTool(allow_networks=["127.0.0.1/32"])
+    (load_web_page,) = [t for t in legacy_tools(web=web) if t.name == "load_web_page"]
+    result = load_web_page(url=local_server.url("/plain"), max_chars=5000)
     assert result["status"] == "success"
     assert result["data"]["text"].startswith("Plain text")
 

@@ -14,7 +14,6 @@ from tools.builtin.web import (
     HttpOptions,
     SearchHit,
     SearxngSearchBackend,
-    WebSearchTool,
     WebTool,
 )
 from tools.errors import ToolTimeoutError, UpstreamError
@@ -210,8 +209,12 @@ def test_web_tool_reports_upstream_failure(local_server: LocalServer) -> None:
     assert SECRET not in json.dumps(result)
 
 
-def test_single_action_search_tool(local_server: LocalServer) -> None:
-    result = WebSearchTool(search_backend=_brave(local_server))(query="solar", count=1)
+def test_old_name_web_search_with_its_old_arguments(local_server: LocalServer) -> None:
+    from tools.builtin.legacy import legacy_tools
+
+    web = WebTool(search_backend=_brave(local_server))
+    (web_search,) = [t for t in legacy_tools(web=web) if t.name == "web_search"]
+    result = web_search(query="solar", num_results=1)
     assert result["status"] == "success"
     assert result["data"]["backend"] == "brave"
     assert len(result["data"]["results"]) == 1

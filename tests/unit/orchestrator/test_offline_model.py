@@ -17,8 +17,9 @@ from orchestrator.offline._intents import read_message, split_sentences
 from tools import BaseTool, LocalToolRegistry, ToolError
 from tools.builtin.code_executor import CodeExecutionRequest
 from tools.builtin.knowledge import SearchKnowledgeRequest, StoreKnowledgeRequest
+from tools.builtin.legacy import legacy_tools
 from tools.builtin.math import MathRequest
-from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextRequest
+from tools.builtin.user_context import UserContextRequest
 from tools.builtin.web import WebSearchRequest
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
@@ -114,8 +115,8 @@ def registry() -> LocalToolRegistry:
     registry.register(FakeSearch(notes))
     context = FakeContext()
     registry.register(context)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(context, name=alias.name, description=alias.description, preset=alias.preset)
+    for alias in legacy_tools(user_context=context):
+        registry.register(alias)
     registry.register(FakeCode())
     registry.register(FakeWebSearch())
     return registry

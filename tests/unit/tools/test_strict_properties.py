@@ -157,7 +157,8 @@ def object_nodes(draw: st.DrawFn, children: st.SearchStrategy[Schema]) -> Schema
     node: Schema = {"type": "object", "properties": props}
     if required:
         node["required"] = required
-    if draw(st.booleans()):
+    # an object with no properties is closed explicitly: open, it is a free-form object
+    if not props or draw(st.booleans()):
         node["additionalProperties"] = False
     if draw(st.integers(0, 3)) == 0:
         node["x-def"] = draw(st.sampled_from(["bare", "described", "allOf"]))

@@ -13,6 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field
 
+from tools.schema import model_schema
 from tools.schema._strict import StrictConversion, StrictIssue, to_strict_schema
 
 NULL = {"type": "null"}
@@ -295,7 +296,9 @@ class NoArgs(BaseModel):
 def test_model_config_extra() -> None:
     assert paths(Loose.model_json_schema()) == ["(root)"]
     assert strict(Closed.model_json_schema()) == obj({"x": {"type": "integer"}})
-    assert strict(NoArgs.model_json_schema()) == obj({})
+    # pydantic leaves a model without fields open; a tool's request model is closed
+    assert paths(NoArgs.model_json_schema()) == ["(root)"]
+    assert strict(model_schema(NoArgs)) == obj({})
 
 
 def test_older_pydantic_single_allof_is_merged() -> None:
@@ -516,20 +519,44 @@ def test_nullable_required_and_enum_with_null_stay() -> None:
 @pytest.mark.parametrize(
     ("schema", "expected"),
     [
-        ({}, obj({})),
-        ({"type": "object"}, obj({})),
-        ({"type": "object", "properties": {}}, obj({})),
-        ({"type": "object", "description": "No args."}, obj({}, description="No args.")),
         ({"type": "object", "additionalProperties": False}, obj({})),
+        ({"type": "object", "properties": {}, "additionalProperties": False}, obj({})),
+        (
+            {"type": "object", "description": "No args.", "additionalProperties": False},
+            obj({}, description="No args."),
+        ),
     ],
 )
-def test_root_without_properties_is_an_empty_object(schema: dict[str, Any], expected: dict[str, Any]) -> None:
+def test_closed_root_without_properties_is_the_strict_no_argument_form(
+    schema: dict[str, Any], expected: dict[str, Any]
+) -> None:
     assert strict(schema) == expected
 
 
-def test_empty_nested_object_with_explicit_properties_is_closed() -> None:
-    schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {}}}}
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {},
+        {"type": "object"},
+        {"type": "object", "properties": {}},
+        {"type": "object", "description": "Any arguments."},
+        {"description": "Arguments for the tool, as a JSON object."},
+    ],
+)
+def test_open_root_without_properties_is_free_form_not_strict(schema: dict[str, Any]) -> None:
+    """Exported strict, such a tool could only ever be sent {}: it must stay non-strict."""
+    result = to_strict_schema(schema)
+    assert [issue.path for issue in result.unsupported] == ["(root)"]
+    assert "could only ever send {}" in result.unsupported[0].reason
+    assert "additionalProperties: false" in result.unsupported[0].reason
+
+
+def test_nested_object_without_properties_is_closed_only_when_it_says_so() -> None:
+    closed = {"type": "object", "properties": {}, "additionalProperties": False}
+    schema = {"type": "object", "properties": {"o": closed}}
     assert strict(schema) == obj({"o": {"anyOf": [obj({}), NULL]}})
+    open_ = {"type": "object", "properties": {"o": {"type": "object", "properties": {}}}}
+    assert paths(open_) == ["o"]
 
 
 def test_recursive_def_inlined_with_a_description_keeps_the_ref() -> None:
@@ -569,7 +596,7 @@ def test_odd_defaults_are_described_safely() -> None:
 
 
 def test_result_types() -> None:
-    result = to_strict_schema({"type": "object"})
+    result = to_strict_schema({"type": "object", "additionalProperties": False})
     assert isinstance(result, StrictConversion)
     assert result.ok
     issue = StrictIssue("a.b", "why")

@@ -14,9 +14,12 @@ from tools.base import BaseTool
 from tools.builtin.knowledge.query import MAX_QUERY_CHARS
 from tools.builtin.knowledge.sqlite_store import MAX_TEXT_CHARS
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeStore
+from tools.errors import InvalidArgumentsError
 from tools.routing.manual import ToolCategory, ToolManual
 
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+MAX_LIMIT = 20
+MAX_TAGS = 16
 
 
 class StoreKnowledgeRequest(BaseModel):
@@ -36,8 +39,14 @@ class StoreKnowledgeRequest(BaseModel):
     )
     tags: list[Tag] = Field(
         default_factory=list,
-        max_length=16,
+        max_length=MAX_TAGS,
         description="Topic labels such as ['tax', '2024']; searches can filter by tag.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description="Older form of title, source and tags (kept for calls made before they "
+        "existed): a JSON object stored with the text; its 'title', 'source' and 'tags' keys "
+        "work like those arguments. Prefer the arguments.",
     )
 
 
@@ -59,7 +68,12 @@ class SearchKnowledgeRequest(BaseModel):
         "phrase, OR between alternatives (solar OR wind), and a trailing * for a prefix "
         "(tax*).",
     )
-    limit: int = Field(default=5, ge=1, le=20, description="How many results to return (1-20).")
+    limit: int = Field(default=5, ge=1, le=MAX_LIMIT, description="How many results to return (1-20).")
+    top_k: int | None = Field(
+        default=None,
+        description="Older name of limit (kept for calls made before it was renamed); used "
+        "when limit is not given, brought into 1-20. Prefer limit.",
+    )
     tag: str | None = Field(default=None, max_length=64, description="Only texts stored with this tag.")
     source: str | None = Field(default=None, max_length=2_048, description="Only texts stored with this exact source.")
 
@@ -117,15 +131,8 @@ class KnowledgeStoreTool(BaseTool[StoreKnowledgeRequest, StoreKnowledgeResponse]
         self._store = store
 
     def execute_internal(self, request: StoreKnowledgeRequest) -> StoreKnowledgeResponse:
-        """Store the text with its title, source and tags as metadata."""
-        metadata: dict[str, Any] = {}
-        if request.title:
-            metadata["title"] = request.title
-        if request.source:
-            metadata["source"] = request.source
-        if request.tags:
-            metadata["tags"] = list(dict.fromkeys(request.tags))
-        outcome = self._store.store(request.text, metadata)
+        """Store the text with its title, source and tags (and any older ``metadata``)."""
+        outcome = self._store.store(request.text, _metadata(request))
         message = (
             f"This text was already stored (id {outcome.id}); nothing new was saved."
             if outcome.duplicate
@@ -174,7 +181,10 @@ class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeRespon
             filters["tags"] = request.tag
         if request.source:
             filters["source"] = request.source
-        hits = self._store.search(request.query, limit=request.limit, filters=filters)
+        limit = request.limit
+        if request.top_k is not None and "limit" not in request.model_fields_set:
+            limit = min(max(request.top_k, 1), MAX_LIMIT)
+        hits = self._store.search(request.query, limit=limit, filters=filters)
         note = None
         if not hits:
             note = "Nothing stored matches. Try fewer words, OR between alternatives, or no filters."
@@ -204,3 +214,26 @@ class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeRespon
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _metadata(request: StoreKnowledgeRequest) -> dict[str, Any]:
+    """The stored metadata: older ``metadata`` first, the arguments on top of it."""
+    metadata: dict[str, Any] = dict(request.metadata or {})
+    title = request.title or _str_or_none(metadata.pop("title", None))
+    source = request.source or _str_or_none(metadata.pop("source", None))
+    old_tags = metadata.pop("tags", None)
+    if isinstance(old_tags, str):
+        old_tags = [old_tags]
+    tags = [*request.tags, *(t.strip() for t in old_tags or () if isinstance(t, str) and t.strip())]
+    if len(tags) > MAX_TAGS:
+        raise InvalidArgumentsError(
+            f"At most {MAX_TAGS} tags can be stored with a text (tags and metadata['tags'] "
+            f"together give {len(tags)}). Example: store_knowledge(text='...', tags=['tax', '2024'])"
+        )
+    if title:
+        metadata["title"] = title
+    if source:
+        metadata["source"] = source
+    if tags:
+        metadata["tags"] = list(dict.fromkeys(tags))
+    return metadata

@@ -45,7 +45,7 @@ class MathRequest(BaseModel):
     order: int = Field(default=1, ge=1, le=10, description="Derivative order (differentiate).")
     lower: str | None = Field(default=None, description="Lower bound of a definite integral, e.g. '0' (integrate).")
     upper: str | None = Field(default=None, description="Upper bound of a definite integral, e.g. 'pi' (integrate).")
-    show_steps: bool = Field(default=False, description="Also return the intermediate steps of the work.")
+    show_steps: bool = Field(default=True, description="Also return the intermediate steps of the work.")
 
 
 class MathResponse(BaseModel):

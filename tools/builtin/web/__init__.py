@@ -14,12 +14,10 @@ from tools.builtin.web.searxng import SearxngSearchBackend
 from tools.builtin.web.tool import (
     WebLoadAction,
     WebLoadRequest,
-    WebLoadTool,
     WebPage,
     WebSearchAction,
     WebSearchRequest,
     WebSearchResponse,
-    WebSearchTool,
     WebTool,
 )
 
@@ -41,12 +39,10 @@ __all__ = [
     "TrafilaturaExtractor",
     "WebLoadAction",
     "WebLoadRequest",
-    "WebLoadTool",
     "WebPage",
     "WebSearchAction",
     "WebSearchRequest",
     "WebSearchResponse",
-    "WebSearchTool",
     "WebTool",
     "blocked_reason",
     "parse_legacy_ipv4",

@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.base import BaseTool
 from tools.builtin.web.address import AddressPolicy, IPNetwork
 from tools.builtin.web.config import BRAVE_API_KEY_VAR, SEARXNG_URL_VAR
 from tools.builtin.web.extract import PageExtractor, TrafilaturaExtractor
@@ -252,70 +251,3 @@ class WebTool(CompositeTool):
                 WebLoadAction(page_fetcher, extractor or TrafilaturaExtractor()),
             ]
         )
-
-
-class WebSearchTool(BaseTool[WebSearchRequest, dict[str, Any]]):
-    """Web search as a single-purpose tool (the old ``web_search`` function).
-
-    Args:
-        search_backend: As for :class:`WebTool`.
-    """
-
-    name = "web_search"
-    description = "Search the web; returns title, url and snippet for each result."
-    version = "1.0.0"
-    manual = ToolManual(
-        name="web_search",
-        display_name="Web search",
-        category=ToolCategory.WEB,
-        risk="moderate",
-        mutating=False,
-        token_cost="medium",  # noqa: S106 - a cost level, not a secret
-        capabilities=("web_search",),
-    )
-
-    def __init__(self, *, search_backend: SearchBackend | None = None) -> None:
-        self._action = WebSearchAction(search_backend)
-
-    def execute_internal(self, request: WebSearchRequest) -> dict[str, Any]:
-        """Run the search."""
-        return self._action.execute(request)
-
-
-class WebLoadTool(BaseTool[WebLoadRequest, dict[str, Any]]):
-    """Page reading as a single-purpose tool (the old ``load_web_page`` function).
-
-    Args:
-        fetcher: As for :class:`WebTool`.
-        extractor: As for :class:`WebTool`.
-        allow_hosts: As for :class:`WebTool`.
-        allow_networks: As for :class:`WebTool`.
-    """
-
-    name = "load_web_page"
-    description = "Read one web page by URL; returns its main text (and links if asked)."
-    version = "1.0.0"
-    manual = ToolManual(
-        name="load_web_page",
-        display_name="Load web page",
-        category=ToolCategory.WEB,
-        risk="moderate",
-        mutating=False,
-        token_cost="high",  # noqa: S106 - a cost level, not a secret
-        capabilities=("read_web_page", "fetch_url"),
-    )
-
-    def __init__(
-        self,
-        *,
-        fetcher: PageFetcher | None = None,
-        extractor: PageExtractor | None = None,
-        allow_hosts: Iterable[str] = (),
-        allow_networks: Iterable[str | IPNetwork] = (),
-    ) -> None:
-        page_fetcher = _check_fetcher_args(fetcher, allow_hosts, allow_networks)
-        self._action = WebLoadAction(page_fetcher, extractor or TrafilaturaExtractor())
-
-    def execute_internal(self, request: WebLoadRequest) -> dict[str, Any]:
-        """Load and extract the page."""
-        return self._action.execute(request)

@@ -14,7 +14,7 @@ from tools.errors import ToolError, ToolTimeoutError
 T = TypeVar("T")
 
 #: Extra seconds a caller waits beyond a coroutine's own deadline before giving up on it.
-_BACKSTOP_GRACE = 5.0
+BACKSTOP_GRACE = 5.0
 
 
 class LoopThread:
@@ -74,7 +74,7 @@ class LoopThread:
                 raise ToolError("The MCP connection is closed; the tool can no longer be called.")
             future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
-            return future.result(timeout + _BACKSTOP_GRACE)
+            return future.result(timeout + BACKSTOP_GRACE)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ToolTimeoutError(f"The MCP server did not answer within {timeout:g} seconds.") from None

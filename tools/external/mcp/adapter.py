@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import Any
 
 from tools.errors import ToolDefinitionError, ToolError, UnknownActionError, UnknownToolError
-from tools.external.config import MCPConfig, ToolConfig
+from tools.external.config import ActionSpec, MCPConfig, ToolConfig
 from tools.external.mcp.tool import MCPTool
 from tools.external.mcp.toolset import MCPToolset, ProgressCallback
 from tools.result import ToolResult
@@ -63,15 +63,37 @@ class MCPAdapter:
     def add_tool(self, config: ToolConfig) -> None:
         """Register the server ``config`` under its id (replacing, and closing, an older one).
 
+        Adding a config equal to the one already registered keeps the running session.
+
         Raises:
             ToolDefinitionError: ``config`` is not an MCP config.
         """
         _mcp(config)
         with self._lock:
+            if self._configs.get(config.id) == config:
+                return
             self._configs[config.id] = config
             old = self._toolsets.pop(config.id, None)
         if old is not None:
             old.close()
+
+    def action_specs(self, config: ToolConfig) -> list[ActionSpec]:
+        """The server's tools as actions (name, description, ``inputSchema``); lists the
+        server (starting it if needed). ``config`` is added first when it is new.
+
+        Raises:
+            ToolDefinitionError: the server could not be started or listed; the message
+                says why.
+        """
+        self.add_tool(config)
+        try:
+            tools = self.tools(config.id)
+        except ToolError as exc:
+            raise ToolDefinitionError(
+                f"MCP server {config.id!r}: cannot list its tools ({exc.message}); check the "
+                "command/url in its MCPConfig and that the server starts on its own."
+            ) from None
+        return [ActionSpec(tool.name, tool.description, tool.input_schema()) for tool in tools]
 
     def toolset(self, tool_id: str) -> MCPToolset:
         """The (lazily created) toolset of server ``tool_id``.

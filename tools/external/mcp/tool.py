@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+from collections.abc import Coroutine
 from typing import Any, Protocol
 
 import mcp_types
 
 from tools.base import BaseTool, check_parameters_schema
-from tools.errors import ToolDefinitionError
+from tools.errors import ToolDefinitionError, ToolError
 from tools.external.mcp._connect import clip
+from tools.external.mcp._home import SYNC_ON_HOME
 from tools.external.mcp._results import result_data
 from tools.routing.manual import ToolManual
 
@@ -25,6 +28,16 @@ class ToolCaller(Protocol):
 
     def call_remote(self, remote_name: str, arguments: dict[str, Any], *, timeout: float) -> mcp_types.CallToolResult:
         """Run ``tools/call`` and return the raw result; raise ``ToolError`` on failure."""
+        ...
+
+    async def acall_remote(
+        self, remote_name: str, arguments: dict[str, Any], *, timeout: float
+    ) -> mcp_types.CallToolResult:
+        """:meth:`call_remote`, awaited (in place when the session lives on this loop)."""
+        ...
+
+    def serves_from(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """True when the session lives on ``loop``, an application's event loop."""
         ...
 
 
@@ -42,6 +55,12 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
     answer within ``call_timeout`` a ``timeout``. A server schema that is not a valid JSON
     object schema is replaced by ``{"type": "object"}`` with a WARNING naming the tool; a
     description longer than 4,000 characters is cut with a note.
+
+    Async calls (``aexecute``, ``registry.acall_tool``) never take a worker thread: they
+    are awaited on the caller's loop, in place when the toolset was opened in that loop
+    (``async with toolset``: a call then costs the SDK's own ``call_tool`` plus validation
+    and the envelope), else by handing the call to the session's loop. Sync calls block on
+    the session's loop.
 
     Args:
         caller: The toolset that owns the session.
@@ -75,9 +94,42 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
         self._annotations = remote.annotations
 
     def execute_internal(self, request: dict[str, Any]) -> Any:
-        """Send the validated arguments to the server and return its result's data."""
-        result = self._caller.call_remote(self.remote_name, request, timeout=self.call_timeout)
-        return result_data(result, tool=self.remote_name)
+        """Send the validated arguments to the server and return its result's data.
+
+        Without a running event loop (a sync caller) this blocks on the toolset's own loop.
+        On a running loop it returns a coroutine, which the envelope awaits on that loop.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            result = self._caller.call_remote(self.remote_name, request, timeout=self.call_timeout)
+            return result_data(result, tool=self.remote_name)
+        return self._acall(request, loop)
+
+    def _acall(self, request: dict[str, Any], origin: asyncio.AbstractEventLoop) -> Coroutine[Any, Any, Any]:
+        async def call() -> Any:
+            if asyncio.get_running_loop() is origin:  # awaited by an async caller
+                result = await self._caller.acall_remote(self.remote_name, request, timeout=self.call_timeout)
+            elif self._caller.serves_from(origin):
+                # A sync call made on the loop that serves the session (the envelope runs
+                # this coroutine elsewhere while that loop waits): it could never finish.
+                raise ToolError(SYNC_ON_HOME)
+            else:  # a sync call made from some other loop's thread
+                result = await asyncio.to_thread(
+                    self._caller.call_remote, self.remote_name, request, timeout=self.call_timeout
+                )
+            return result_data(result, tool=self.remote_name)
+
+        return call()
+
+    @property
+    def is_async(self) -> bool:
+        """True: an async caller awaits the call on its own loop (no worker thread).
+
+        :meth:`execute_internal` returns a coroutine when an event loop is running, the
+        result directly for sync callers (who may run it in any worker thread).
+        """
+        return True
 
     def output_schema(self) -> dict[str, Any] | None:
         """The server's ``outputSchema`` for this tool, if it declared one (a fresh copy)."""

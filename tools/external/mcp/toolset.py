@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import threading
@@ -15,9 +16,10 @@ import mcp_types
 
 from tools.errors import ToolError, UnknownToolError
 from tools.external.mcp._connect import ClientOptions, MCPConfigError, MCPServerParams, clip
-from tools.external.mcp._loop import LoopThread
+from tools.external.mcp._home import SessionHome
 from tools.external.mcp._names import check_prefix, local_names
 from tools.external.mcp._session import (
+    Listing,
     PersistentSession,
     SDKProgress,
     Session,
@@ -61,14 +63,22 @@ class MCPToolset:
     ready for ``LocalToolRegistry.register``.
 
     By default one session per server is opened on first use and shared by every call from
-    any number of threads (the SDK runs on an event loop in a background thread owned by
-    the toolset). With ``persistent=False`` every call spawns/connects afresh and closes
+    any number of threads: the SDK runs on an event loop in a background thread owned by
+    the toolset, and every call hops to that thread and back. An async application should
+    open the toolset in its own loop (``async with MCPToolset(...) as toolset`` or
+    ``await toolset.aopen()``): the session then lives on that loop and calls awaited there
+    (``await tool.aexecute(...)``, ``registry.acall_tool``) run in place, with no thread
+    hop, at the cost of the SDK's own ``call_tool``; calls from other threads hop into that
+    loop, and a sync call on that loop's own thread is refused (it would block the loop
+    that must answer it). There is one session either way, so stateful servers keep their
+    state. With ``persistent=False`` every call spawns/connects afresh and closes
     afterwards. A server that crashes, hangs, exits at once or writes garbage yields an
     error envelope within ``call_timeout``; its process group is killed, no zombie is left,
     and the next call starts a new server.
 
-    There is no ``atexit`` hook: call :meth:`close` (idempotent) or use ``with``, or the
-    server process lives until the interpreter exits.
+    There is no ``atexit`` hook: call :meth:`close` (idempotent) or use ``with`` / ``async
+    with``, or the server process lives until the interpreter exits (or, for a session
+    opened in an application's loop, until that loop ends).
 
     Args:
         command: argv of a stdio server (no shell), e.g. ``[sys.executable, "-m", "x"]``.
@@ -81,7 +91,8 @@ class MCPToolset:
         call_timeout: Seconds one call may take, (re)connection included.
         connect_timeout: Seconds for start-up and handshake.
         progress_callback: Receives :class:`MCPProgress` for calls in flight. Runs on the
-            toolset's event-loop thread: keep it quick and never call tools from it.
+            event loop the call runs on (the toolset's own for sync callers): keep it quick
+            and never call tools from it.
         server_log_level: Lowest level of server log messages requested; they are logged
             to ``tools.external.mcp._connect`` at the mapped Python level.
         errlog: Where a stdio server's stderr goes (default: this process's stderr).
@@ -143,18 +154,21 @@ class MCPToolset:
         self._call_timeout = call_timeout
         self._connect_timeout = connect_timeout
         self._progress_callback = progress_callback
-        options = ClientOptions(
+        self._options = ClientOptions(
             params=self._params,
             connect_timeout=connect_timeout,
             log_level=server_log_level,
             errlog=errlog if errlog is not None else sys.stderr,
             protocol=protocol,
         )
-        self._session: Session = PersistentSession(options) if persistent else SpawnPerCallSession(options)
-        self._loop = LoopThread(name=f"tooldeck-mcp-{self._params.label}"[:60])
+        self._persistent = persistent
+        name = f"tooldeck-mcp-{self._params.label}"[:60]
+        self._home = SessionHome(self._new_session, name=name, close_timeout=connect_timeout)
         self._lock = threading.Lock()
         self._tools: list[MCPTool] | None = None
-        self._closed = False
+
+    def _new_session(self) -> Session:
+        return PersistentSession(self._options) if self._persistent else SpawnPerCallSession(self._options)
 
     @property
     def label(self) -> str:
@@ -167,12 +181,12 @@ class MCPToolset:
 
         For diagnostics; None before the first call and for URL servers.
         """
-        return self._session.server_pid
+        return self._home.session.server_pid
 
     @property
     def persistent(self) -> bool:
         """Whether one session is reused across calls."""
-        return isinstance(self._session, PersistentSession)
+        return self._persistent
 
     # ------------------------------------------------------------------ tools
 
@@ -190,7 +204,23 @@ class MCPToolset:
             if self._tools is not None and not refresh:
                 return list(self._tools)
         timeout = self._connect_timeout + self._call_timeout
-        listing = self._loop.run(self._session.list_tools(timeout=timeout), timeout=timeout)
+        listing = self._home.run(lambda session: session.list_tools(timeout=timeout), timeout=timeout)
+        return self._build_tools(listing)
+
+    async def atools(self, *, refresh: bool = False) -> list[MCPTool]:
+        """Async twin of :meth:`tools`: lists through the session of the running event loop.
+
+        Raises:
+            ToolError: as for :meth:`tools`.
+        """
+        with self._lock:
+            if self._tools is not None and not refresh:
+                return list(self._tools)
+        timeout = self._connect_timeout + self._call_timeout
+        listing = await self._home.arun(lambda session: session.list_tools(timeout=timeout), timeout=timeout)
+        return self._build_tools(listing)
+
+    def _build_tools(self, listing: Listing) -> list[MCPTool]:
         names = local_names([tool.name for tool in listing.tools], self._prefix)
         built = [
             MCPTool(
@@ -275,8 +305,29 @@ class MCPToolset:
             ToolError: the call failed (subclass by cause: timeout, upstream, validation).
         """
         progress = self._progress_for(remote_name)
-        coro = self._session.call_tool(remote_name, arguments, timeout=timeout, progress=progress)
-        return self._loop.run(coro, timeout=timeout)
+        return self._home.run(
+            lambda session: session.call_tool(remote_name, arguments, timeout=timeout, progress=progress),
+            timeout=timeout,
+        )
+
+    async def acall_remote(
+        self, remote_name: str, arguments: dict[str, Any], *, timeout: float
+    ) -> mcp_types.CallToolResult:
+        """Async twin of :meth:`call_remote`: awaited in place when the session lives on the
+        running loop (see :meth:`aopen`), else on the session's loop.
+
+        Raises:
+            ToolError: the call failed (subclass by cause: timeout, upstream, validation).
+        """
+        progress = self._progress_for(remote_name)
+        return await self._home.arun(
+            lambda session: session.call_tool(remote_name, arguments, timeout=timeout, progress=progress),
+            timeout=timeout,
+        )
+
+    def serves_from(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """True when the session lives on ``loop``, an application's loop (see :meth:`aopen`)."""
+        return self._home.serves_from(loop)
 
     def _progress_for(self, remote_name: str) -> SDKProgress | None:
         callback = self._progress_callback
@@ -294,19 +345,43 @@ class MCPToolset:
 
     # ------------------------------------------------------------------ lifecycle
 
+    async def aopen(self) -> MCPToolset:
+        """Serve the session from the running event loop (an async application's own loop).
+
+        Calls awaited on this loop then run in place, with no thread hop. Call it before the
+        first call (a session already opened by sync calls is closed first: the server
+        restarts). ``async with MCPToolset(...)`` does it for you.
+
+        Raises:
+            ToolError: the toolset is closed.
+            ToolDefinitionError: another, still running, loop already serves the session.
+        """
+        await self._home.adopt()
+        return self
+
     def close(self) -> None:
         """Close the session, stop the server (killing its process group if needed), stop
-        the background loop. Idempotent; calls afterwards return error envelopes."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        try:
-            self._loop.run(self._session.aclose(), timeout=self._connect_timeout)
-        except Exception:
-            logger.exception("closing MCP server %s failed", self.label)
-        finally:
-            self._loop.close()
+        the background loop. Idempotent; calls afterwards return error envelopes.
+
+        From inside the application loop that serves the session (see :meth:`aopen`), the
+        session can only be told to close; use :meth:`aclose` (or ``async with``) there.
+        """
+        self._home.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`: returns once the server is stopped."""
+        await self._home.aclose()
+
+    async def __aenter__(self) -> MCPToolset:
+        return await self.aopen()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     def __enter__(self) -> MCPToolset:
         return self

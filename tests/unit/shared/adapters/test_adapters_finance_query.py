@@ -82,6 +82,21 @@ def test_categories_sorted_by_spending() -> None:
     ]
 
 
+def test_category_filter_any_case_with_every_action() -> None:
+    index = FinanceIndex(TXS)
+    out = index.run(FinanceQuery(category="eating OUT"))
+    assert out["filters"]["category"] == "eating OUT"
+    assert [t["description"] for t in out["transactions"]] == ["Coffee Corner", "COFFEE corner"]
+    searched = index.run(FinanceQuery(action="search", search="coffee", category="Groceries"))
+    assert [t["description"] for t in searched["transactions"]] == ["Coffee beans supermarket"]
+    summary = index.run(FinanceQuery(action="summary", category="Housing"))
+    assert summary["count"] == 1
+    categories = index.run(FinanceQuery(action="categories", category="groceries"))
+    assert [row["category"] for row in categories["categories"]] == ["Groceries"]
+    assert index.run(FinanceQuery(category="Travel"))["total"] == 0
+    assert index.run(FinanceQuery(category="  "))["total"] == 6  # blank means no filter
+
+
 def test_page_past_the_end_is_empty_not_an_error() -> None:
     out = FinanceIndex(TXS).run(FinanceQuery(page=99))
     assert out["transactions"] == []
@@ -96,6 +111,7 @@ def test_page_past_the_end_is_empty_not_an_error() -> None:
         {"page": 0},
         {"per_page": 1000},
         {"search": "x" * 201},
+        {"category": "x" * 101},
         {"date_from": "2026-02-01", "date_to": "2026-01-01"},
         {"action": "delete"},
         {"sort": "id"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -92,7 +93,11 @@ def test_nulls_from_strict_mode_mean_defaults(registry: LocalToolRegistry) -> No
         ("store_knowledge", {"text": ""}, "text"),
         ("store_knowledge", {"text": "   "}, "empty"),
         ("store_knowledge", {"text": "x", "tags": ["t"] * 17}, "tags"),
-        ("store_knowledge", {"text": "x", "metadata": {"a": 1}}, "metadata"),
+        ("store_knowledge", {"text": "x", "metadata": ["a"]}, "metadata"),
+        ("store_knowledge", {"text": "x", "metadata": {"tags": ["t"] * 17}}, "At most 16 tags"),
+        ("store_knowledge", {"text": "x", "tags": ["a"] * 9, "metadata": {"tags": ["b"] * 8}}, "give 17"),
+        ("store_knowledge", {"text": "x", "metadata": {"blob": "y" * 70_000}}, "Metadata is larger"),
+        ("search_knowledge", {"query": "x", "top_k": "many"}, "top_k"),
     ],
 )
 def test_bad_calls_are_validation_errors(
@@ -104,15 +109,43 @@ def test_bad_calls_are_validation_errors(
     assert fragment in result["error"]
 
 
-def test_strict_openai_export(registry: LocalToolRegistry) -> None:
-    tools = {t["function"]["name"]: t["function"] for t in registry.to_openai_tools(strict=True)}
+def test_strict_openai_export(registry: LocalToolRegistry, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        tools = {t["function"]["name"]: t["function"] for t in registry.to_openai_tools(strict=True)}
     assert set(tools) == {"store_knowledge", "search_knowledge"}
-    for function in tools.values():
-        assert function["strict"] is True
-        params = function["parameters"]
-        assert params["additionalProperties"] is False
-        assert set(params["required"]) == set(params["properties"])
-    assert "OR between alternatives" in tools["search_knowledge"]["parameters"]["properties"]["query"]["description"]
+    search = tools["search_knowledge"]
+    assert search["strict"] is True
+    params = search["parameters"]
+    assert params["additionalProperties"] is False
+    assert set(params["required"]) == set(params["properties"]) == {"query", "limit", "tag", "source", "top_k"}
+    assert "OR between alternatives" in params["properties"]["query"]["description"]
+    # the old `metadata: dict` argument is a free-form object: strict mode cannot express it,
+    # so store_knowledge is exported non-strict, with the warning naming the field
+    assert tools["store_knowledge"]["strict"] is False
+    assert any("'store_knowledge' exported with strict=false: metadata:" in r.getMessage() for r in caplog.records)
+
+
+def test_old_arguments_top_k_and_metadata(registry: LocalToolRegistry) -> None:
+    for i in range(4):
+        registry("store_knowledge", text=f"Solar note number {i}.")
+    assert len(_data(registry("search_knowledge", query="solar", top_k=2))["results"]) == 2
+    assert len(_data(registry("search_knowledge", query="solar", top_k=0))["results"]) == 1  # brought into 1-20
+    assert len(_data(registry("search_knowledge", query="solar", top_k=99))["results"]) == 4
+    assert len(_data(registry("search_knowledge", query="solar", top_k=2, limit=3))["results"]) == 3  # limit wins
+    stored = _data(
+        registry(
+            "store_knowledge",
+            text="Old-style note.",
+            metadata={"title": "Old", "source": "notes.txt", "tags": ["old", " legacy "], "topic": "x"},
+        )
+    )
+    assert stored["duplicate"] is False
+    (hit,) = _data(registry("search_knowledge", query="old style", tag="legacy"))["results"]
+    assert (hit["title"], hit["source"], hit["tags"]) == ("Old", "notes.txt", ["old", "legacy"])
+    # the arguments win over the older metadata keys
+    registry("store_knowledge", text="Mixed note.", title="New", tags=["a"], metadata={"title": "Old", "tags": "b"})
+    (mixed,) = _data(registry("search_knowledge", query="mixed"))["results"]
+    assert (mixed["title"], mixed["tags"]) == ("New", ["a", "b"])
 
 
 def test_old_names_are_the_tool_names() -> None:

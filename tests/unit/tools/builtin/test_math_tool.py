@@ -36,7 +36,7 @@ def test_fake_engine_satisfies_the_protocol() -> None:
 def test_request_becomes_a_checked_job() -> None:
     engine = FakeEngine()
     tool = MathSolverTool(engine=engine)
-    result = tool.execute(expression="12*(3+4)")
+    result = tool.execute(expression="12*(3+4)", show_steps=False)
     assert result.data == {
         "operation": "evaluate",
         "expression": "12 * (3 + 4)",
@@ -58,13 +58,11 @@ def test_request_becomes_a_checked_job() -> None:
     ]
 
 
-def test_steps_only_when_asked_and_led_by_the_input() -> None:
+def test_steps_by_default_as_the_old_math_solver_did_and_led_by_the_input() -> None:
     engine = FakeEngine()
     tool = MathSolverTool(engine=engine)
-    assert tool.execute(expression="84", show_steps=True).data["steps"] == [
-        "Input: 84",
-        "Evaluated: 84",
-    ]
+    assert tool.execute(expression="84").data["steps"] == ["Input: 84", "Evaluated: 84"]
+    assert tool.execute(expression="84", show_steps=False).data["steps"] is None
 
 
 def test_solve_parses_equations_and_variables() -> None:

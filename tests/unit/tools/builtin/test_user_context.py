@@ -9,7 +9,8 @@ import pytest
 
 from tools import LocalToolRegistry
 from tools.builtin.context_bridge import ContextBridge
-from tools.builtin.user_context import USER_CONTEXT_ALIASES, UserContextTool
+from tools.builtin.legacy import legacy_tools
+from tools.builtin.user_context import UserContextTool
 
 CALENDAR = {
     "timezone": "UTC",
@@ -77,8 +78,8 @@ def registry(bridge: FakeBridge) -> LocalToolRegistry:
     registry = LocalToolRegistry()
     tool = UserContextTool(context_bridge=bridge, user_id="alice")
     registry.register(tool)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(tool, name=alias.name, description=alias.description, preset=dict(alias.preset))
+    for alias in legacy_tools(user_context=tool):
+        registry.register(alias)
     return registry
 
 
@@ -172,6 +173,7 @@ def test_finance_queries(registry: LocalToolRegistry, bridge: FakeBridge) -> Non
     assert bridge.queries[-1] == {
         "action": "search",
         "search": "coffee",
+        "category": None,
         "sort": "amount",
         "sort_dir": "asc",
         "page": 2,
@@ -180,16 +182,22 @@ def test_finance_queries(registry: LocalToolRegistry, bridge: FakeBridge) -> Non
         "date_from": None,
         "date_to": None,
     }
-    registry.call_tool("query_finance", group_by="month", date_from="2026-01-01", date_to="2026-03-31")
-    assert bridge.queries[-1]["action"] == "summary"
-    assert (bridge.queries[-1]["date_from"], bridge.queries[-1]["date_to"]) == (
-        "2026-01-01",
-        "2026-03-31",
-    )
-    registry.call_tool("query_finance", search="rent")
-    assert bridge.queries[-1]["action"] == "search"
     registry.call_tool("user_context", category="finance", action="query")
     assert bridge.queries[-1]["action"] == "transactions"
+    registry.call_tool("user_context", group_by="month", date_from="2026-01-01", date_to="2026-03-31")
+    assert bridge.queries[-1]["action"] == "summary"
+    assert (bridge.queries[-1]["date_from"], bridge.queries[-1]["date_to"]) == ("2026-01-01", "2026-03-31")
+
+
+def test_transaction_category_filter(registry: LocalToolRegistry, bridge: FakeBridge) -> None:
+    result = registry.call_tool("user_context", transaction_category="Groceries", finance_action="summary")
+    assert result.error is None, result.error
+    assert (bridge.queries[-1]["action"], bridge.queries[-1]["category"]) == ("summary", "Groceries")
+    wrong = registry.call_tool("user_context", category="calendar", transaction_category="Groceries")
+    assert wrong.error is not None
+    assert wrong.error.message.startswith("transaction_category can only be used with category='finance'")
+    too_long = registry.call_tool("user_context", transaction_category="x" * 101)
+    assert too_long.error is not None and too_long.error.type == "validation_error"
 
 
 def test_query_of_other_categories_returns_details(registry: LocalToolRegistry) -> None:
@@ -283,13 +291,7 @@ def test_service_side_invalid_query_becomes_validation_error() -> None:
     assert result.error.message.startswith("invalid finance query: page: too big. Example: ")
 
 
-def test_aliases_and_strict_export(registry: LocalToolRegistry) -> None:
-    assert [a.name for a in USER_CONTEXT_ALIASES] == [
-        "get_user_context",
-        "get_daily_briefing",
-        "get_commute_time",
-        "query_finance",
-    ]
+def test_old_names_and_strict_export(registry: LocalToolRegistry) -> None:
     exported = {
         t["function"]["name"]: t["function"] for t in registry.to_openai_tools(strict=True, on_unsupported="raise")
     }
@@ -301,7 +303,6 @@ def test_aliases_and_strict_export(registry: LocalToolRegistry) -> None:
         "query_finance",
     }
     assert all(f["strict"] is True for f in exported.values())
-    assert "category" not in exported["query_finance"]["parameters"]["properties"]
-    assert "include_alerts" not in exported["get_daily_briefing"]["parameters"]["properties"]
+    assert exported["get_daily_briefing"]["parameters"]["properties"] == {}
     props = exported["user_context"]["parameters"]["properties"]
     assert props["finance_action"]["description"].startswith("Finance only:")

@@ -98,10 +98,10 @@ def test_multi_action_schema_is_flat_with_an_action_enum() -> None:
             "action": {
                 "type": "string",
                 "enum": ["read", "list"],
-                "description": "What to do. 'read': Read a file.; 'list': List files.",
+                "description": "The action to perform. 'read': Read a file. 'list': List files.",
             },
-            "path": {"type": "string", "description": "(action: read) "},
-            "limit": {"type": "string", "description": "(action: list) "},
+            "path": {"type": "string", "description": "Used by action read."},
+            "limit": {"type": "string", "description": "Used by action list (optional)."},
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -116,11 +116,12 @@ def test_multi_action_dispatch_and_per_action_validation() -> None:
     wrong = tool.execute(action="read", limit="3")
     assert wrong.error is not None
     assert wrong.error.type == "validation_error"
-    assert "action 'read'" in wrong.error.message
-    assert "accepts: path" in wrong.error.message
+    assert "- limit: not an argument of action 'read'" in wrong.error.message
+    assert "Accepted arguments: path (string, required)." in wrong.error.message
     missing = tool.execute(path="a")
     assert missing.error is not None
-    assert missing.error.type == "validation_error"
+    assert missing.error.type == "unknown_action"
+    assert "- read: Read a file. Takes: path." in missing.error.message
 
 
 @pytest.mark.parametrize(

@@ -274,6 +274,12 @@ class _Caller:
         self.calls.append((remote_name, arguments, timeout))
         return self.result
 
+    async def acall_remote(self, remote_name: str, arguments: dict[str, Any], *, timeout: float) -> Any:
+        return self.call_remote(remote_name, arguments, timeout=timeout)
+
+    def serves_from(self, loop: Any) -> bool:
+        return False
+
 
 def test_mcp_tool_validates_then_calls_with_the_remote_name() -> None:
     caller = _Caller(_result(mcp_types.TextContent(text="ok")))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tools import InMemoryMetrics, LocalToolRegistry
+from tools import BaseTool, InMemoryMetrics, LocalToolRegistry
 from tools.routing import CODING_TOOL_MANUALS
 
 
@@ -59,26 +59,24 @@ def builtin_registry(coding_registry: LocalToolRegistry) -> Iterator[LocalToolRe
         UserContextTool,
         WebTool,
     )
-    from tools.builtin.user_context import USER_CONTEXT_ALIASES
-    from tools.builtin.web import WebLoadTool, WebSearchTool
+    from tools.builtin.legacy import legacy_tools
 
     registry = coding_registry
     math, code = MathSolverTool(), CodeExecutorTool()
     store = SqliteKnowledgeStore(":memory:")
     context = UserContextTool(context_bridge=ContextBridge("http://127.0.0.1:9"))
-    for tool in (
+    web = WebTool()
+    tools: list[BaseTool[Any, Any]] = [
         math,
         code,
-        WebTool(),
-        WebSearchTool(),
-        WebLoadTool(),
+        web,
         KnowledgeStoreTool(store=store),
         KnowledgeSearchTool(store=store),
         context,
-    ):
+        *legacy_tools(web=web, user_context=context),
+    ]
+    for tool in tools:
         registry.register(tool)
-    for alias in USER_CONTEXT_ALIASES:
-        registry.register(context, name=alias.name, description=alias.description, preset=alias.preset)
     yield registry
     math.close()
     code.close()

@@ -64,14 +64,11 @@ def builtin_classes() -> list[type[BaseTool[Any, Any]]]:
         UserContextTool,
         WebTool,
     )
-    from tools.builtin.web import WebLoadTool, WebSearchTool
 
     return [
         MathSolverTool,
         CodeExecutorTool,
         WebTool,
-        WebSearchTool,
-        WebLoadTool,
         KnowledgeStoreTool,
         KnowledgeSearchTool,
         UserContextTool,
@@ -82,8 +79,6 @@ BUILTIN_TABLE = {
     "math_solver": ("compute", "safe", False),
     "execute_code": ("execution", "dangerous", True),
     "web": ("web", "moderate", False),
-    "web_search": ("web", "moderate", False),
-    "load_web_page": ("web", "moderate", False),
     "store_knowledge": ("memory", "moderate", True),
     "search_knowledge": ("memory", "safe", False),
     "user_context": ("context", "safe", False),
@@ -105,6 +100,7 @@ def test_registry_manuals_in_registration_order_with_aliases_renamed(builtin_reg
     assert [m.name for m in manuals] == builtin_registry.names()
     by_name = {m.name: m for m in manuals}
     assert by_name["get_daily_briefing"].category is ToolCategory.CONTEXT
+    assert by_name["web_search"].category is ToolCategory.WEB  # old names carry their new tool's manual
     assert by_name["math_solver"] == builtin_registry.get_manual("math_solver")
     tool = builtin_registry.get_tool("math_solver")
     assert tool is not None
