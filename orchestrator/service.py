@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import SecretStr
+
 from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
 from orchestrator.llm import ChatModel
 from orchestrator.offline import OfflineModel
@@ -151,7 +153,7 @@ class OrchestratorService:
             model = OpenAIChatModel(
                 settings.base_url,
                 settings.model,
-                api_key=settings.api_key,
+                api_key=_secret(settings.api_key),
                 timeout=settings.model_timeout,
                 strict_tools=settings.strict,
             )
@@ -217,7 +219,7 @@ class OrchestratorService:
         backend: Any = None
         try:
             if settings.brave_api_key:
-                backend = BraveSearchBackend(settings.brave_api_key)
+                backend = BraveSearchBackend(settings.brave_api_key.get_secret_value())
             elif settings.searxng_url:
                 backend = SearxngSearchBackend(settings.searxng_url)
             web, load = WebTool(search_backend=backend), WebLoadTool()
@@ -236,7 +238,7 @@ class OrchestratorService:
 
         settings = self.settings
         try:
-            bridge = ContextBridge(settings.context_url, api_key=settings.context_api_key)
+            bridge = ContextBridge(settings.context_url, api_key=_secret(settings.context_api_key))
         except ValueError as exc:
             raise ServiceConfigError(f"--context-url / TOOLDECK_CONTEXT_URL: {exc}") from None
         close = getattr(bridge, "close", None)
@@ -250,3 +252,7 @@ class OrchestratorService:
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason
         _log.info("tool %s not registered: %s", name, reason)
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
