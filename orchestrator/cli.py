@@ -34,7 +34,8 @@ examples:
   python -m orchestrator "Who is my dentist?"
   python -m orchestrator --json "solve x^2 = 4"
   echo "Run this python: print(2**10)" | python -m orchestrator -
-  python -m orchestrator --base-url http://127.0.0.1:8080/v1 --model smollm2 "What is 2+3?"
+  python -m orchestrator --base-url http://127.0.0.1:8080/v1 --model smollm2 \\
+      --tool-choice required "What is 2+3?"
   OPENAI_API_KEY=... python -m orchestrator --base-url https://api.openai.com/v1 \\
       --model gpt-4o-mini "What's on my calendar today?"
 
@@ -47,9 +48,10 @@ exit codes: 0 answered, 1 internal error, 2 usage/configuration error,
 3 model endpoint error, 4 iteration budget exhausted, 130 interrupted.
 
 environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
-TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL, TOOLDECK_CONTEXT_API_KEY,
-TOOLDECK_MAX_ITERATIONS, TOOLDECK_CALL_TIMEOUT, BRAVE_API_KEY, SEARXNG_URL
-(flags win over the environment).
+TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
+TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
+TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, BRAVE_API_KEY,
+SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -70,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-key-env",
         metavar="NAME",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--tool-choice",
+        metavar="auto|required|none|TOOL",
+        help="auto or none: sent on every turn; required or a tool name: forces a tool call on "
+        "the first turn (default: the server decides; llama.cpp's server shows the model no "
+        "tools unless this is set)",
     )
     parser.add_argument("--max-iterations", type=int, metavar="N", help="model turns (10)")
     parser.add_argument("--data-dir", help="directory of the knowledge database")
@@ -152,6 +161,7 @@ def main(
             model=args.model,
             api_key_env=args.api_key_env,
             max_iterations=args.max_iterations,
+            tool_choice=args.tool_choice,
             data_dir=args.data_dir,
             context_url=args.context_url,
             strict=args.strict,

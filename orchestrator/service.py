@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
-from orchestrator.llm import ChatModel
+from orchestrator.llm import ChatModel, ToolChoice
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.settings import Settings
@@ -73,7 +73,8 @@ class OrchestratorService:
             system_prompt: Sent first on each question (None: no system message).
 
         Raises:
-            ServiceConfigError: The data directory cannot be created, or a URL is invalid.
+            ServiceConfigError: The data directory cannot be created, a URL is invalid, or
+                ``tool_choice`` names no registered tool.
         """
         self.settings = settings
         self.registry = registry if registry is not None else LocalToolRegistry()
@@ -81,6 +82,7 @@ class OrchestratorService:
         self.skipped: dict[str, str] = {}
         try:
             self._register_tools()
+            every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
         except BaseException:
             self.close()
@@ -97,6 +99,8 @@ class OrchestratorService:
             tools_node=self.tools_node,
             max_iterations=settings.max_iterations,
             system_prompt=system_prompt,
+            tool_choice=every_turn,
+            initial_tool_choice=first_turn,
             strict=settings.strict,
         )
 
@@ -161,6 +165,26 @@ class OrchestratorService:
             raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
         self._closers.append(model.close)
         return model
+
+    def _tool_choices(self) -> tuple[ToolChoice | None, ToolChoice | None]:
+        """(every turn, first turn): ``auto``/``none`` hold for every turn; ``required`` or
+        a tool name force the first turn only, so the model can answer afterwards."""
+        choice = self.settings.tool_choice
+        if choice is None:
+            return None, None
+        if choice == "auto":
+            return "auto", None
+        if choice == "none":
+            return "none", None
+        if choice == "required":
+            return None, "required"
+        if choice not in self.registry:
+            known = ", ".join(self.registry.names())
+            raise ServiceConfigError(
+                f"--tool-choice / TOOLDECK_TOOL_CHOICE: no tool named {choice!r}; use auto, "
+                f"required, none or one of: {known}"
+            )
+        return None, {"type": "function", "function": {"name": choice}}
 
     def _own(self, tool: BaseTool[Any, Any]) -> BaseTool[Any, Any]:
         close = getattr(tool, "close", None)

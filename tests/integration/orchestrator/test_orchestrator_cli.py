@@ -79,7 +79,7 @@ def test_json_prints_the_whole_run(env: dict[str, str]) -> None:
     result = run_cli({**env, "OPENAI_API_KEY": SECRET}, "--json", "-", stdin="What is 2^10?")
     assert result.returncode == 0, result.stderr
     run = json.loads(result.stdout)
-    assert run["answer"] == "2 ** 10 = 1024."
+    assert run["answer"] == "2^10 = 1024."
     assert run["stop_reason"] == "final_answer"
     assert run["iterations"] == 2
     assert [r["name"] for r in run["tool_results"]] == ["math_solver"]
