@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from orchestrator.graph import AgentRun
+from orchestrator.graph._content import wire_safe
 from orchestrator.llm import ChatModelError
 from orchestrator.service import OrchestratorService, ServiceConfigError
 from orchestrator.settings import Settings
@@ -101,8 +102,8 @@ def _question(words: Sequence[str], stdin: TextIO) -> str:
 
 
 def _preview(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(wire_safe(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -182,9 +183,9 @@ def main(
             out = run.to_dict()
             out["model"] = service.model_description
             out["settings"] = settings.public_dict()
-            print(json.dumps(out, ensure_ascii=False, indent=2, default=str), file=stdout)
+            print(wire_safe(json.dumps(out, ensure_ascii=False, indent=2, default=str)), file=stdout)
         else:
-            print(run.answer or "(the model gave an empty answer)", file=stdout)
+            print(wire_safe(run.answer) or "(the model gave an empty answer)", file=stdout)
             if not args.no_trace:
                 print("", file=stdout)
                 print(format_trace(run, service.model_description), file=stdout)

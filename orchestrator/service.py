@@ -248,7 +248,7 @@ class OrchestratorService:
                 backend = SearxngSearchBackend(settings.searxng_url)
             web, load = WebTool(search_backend=backend), WebLoadTool()
         except ImportError as exc:
-            self._skip("web", f"{exc}; install the web extra: pip install 'tooldeck[web]'")
+            self._skip("web", f"{exc}; install the web extra: pip install -e '.[web]' in a tooldeck checkout")
             return
         except ValueError as exc:
             raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None

@@ -113,7 +113,10 @@ def _serve_mcp(registry: LocalToolRegistry) -> int:
     try:
         server = importlib.import_module("tools.external.mcp.server")
     except ImportError as exc:
-        raise CliError(f"serve-mcp needs the MCP SDK ({exc}); install it with: pip install 'tooldeck[mcp]'") from None
+        raise CliError(
+            f"serve-mcp needs the MCP SDK ({exc}); "
+            "install the mcp extra: pip install -e '.[mcp]' in a tooldeck checkout"
+        ) from None
     server.serve_stdio(registry)
     return 0
 

@@ -93,3 +93,20 @@ def test_offline_model_keeps_to_a_named_tool(env: dict[str, str]) -> None:
     code, out, err = run_main(env, "--tool-choice", "search_knowledge", "--no-trace", "What is 2+3?")
     assert code == 0, err
     assert "needs a math tool, which is not available" in out
+
+
+def test_hostile_arguments_from_the_model_print_safely(env: dict[str, str], scripted_server: Any) -> None:
+    hostile = {"id": "h", "type": "function", "function": {"name": "math_solver", "arguments": '{"x": "\\ud800"}'}}
+    scripted_server.add(completion({"role": "assistant", "content": None, "tool_calls": [hostile]}))
+    scripted_server.add(completion({"role": "assistant", "content": "done"}))
+    for flags in ([], ["--json"]):
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # a real terminal: UTF-8, strict
+        code = main(
+            ["--base-url", scripted_server.base_url, *flags, "hi"],
+            env=env,
+            stdin=io.StringIO(""),
+            stdout=stdout,
+            stderr=io.StringIO(),
+        )
+        stdout.flush()
+        assert code == 0
