@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from typing_extensions import Self
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
@@ -60,8 +61,13 @@ class SettingsError(ValueError):
         problems: pydantic's error records (``loc``, ``msg``, ``type``, ``input``).
     """
 
-    def __init__(self, problems: list[Any], origin: Mapping[str, str] | None = None) -> None:
-        super().__init__(_explain(problems, origin or {}))
+    def __init__(
+        self,
+        problems: list[Any],
+        origin: Mapping[str, str] | None = None,
+        fields: Mapping[str, FieldInfo] | None = None,
+    ) -> None:
+        super().__init__(_explain(problems, origin or {}, Settings.model_fields if fields is None else fields))
         self.problems = problems
 
 
@@ -125,7 +131,7 @@ class Settings(BaseSettings):
             try:
                 super().__init__(**values)
             except ValidationError as exc:
-                raise SettingsError(list(exc.errors(include_url=False))) from None
+                raise SettingsError(list(exc.errors(include_url=False)), fields=type(self).model_fields) from None
 
     @classmethod
     def settings_customise_sources(
@@ -152,7 +158,7 @@ class Settings(BaseSettings):
         return value.expanduser()
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Settings:
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Self:
         """Read settings from ``env`` (e.g. ``os.environ``); non-None ``overrides`` win.
 
         Args:
@@ -191,7 +197,7 @@ class Settings(BaseSettings):
         try:
             return cls(**values)
         except SettingsError as exc:  # said again with the variable or flag each value came from
-            raise SettingsError(exc.problems, origin) from None
+            raise SettingsError(exc.problems, origin, cls.model_fields) from None
 
     def public_dict(self) -> dict[str, Any]:
         """The settings without secrets (for ``--json`` output and logs)."""
@@ -240,13 +246,12 @@ class _EnvironmentSource(PydanticBaseSettingsSource):
         return values
 
 
-def _explain(problems: list[Any], origin: Mapping[str, str]) -> str:
+def _explain(problems: list[Any], origin: Mapping[str, str], fields: Mapping[str, FieldInfo]) -> str:
     """One part per problem: where the value came from, what was wrong, what is expected.
 
     ``origin`` maps a setting to "environment variable X" or "--flag"; other settings
     came from ``Settings(...)`` arguments. Secret values are never shown.
     """
-    fields = Settings.model_fields
     parts: list[str] = []
     for error in problems:
         name = str(error["loc"][0]) if error["loc"] else "?"

@@ -143,3 +143,19 @@ def test_settings_are_frozen() -> None:
     settings = Settings.from_env({})
     with pytest.raises(ValidationError):
         settings.model = "x"  # type: ignore[misc]
+
+
+def test_a_later_setting_is_one_field() -> None:
+    # Room for the settings to come (max_subagent_iterations 1-10, per-agent models): a
+    # field with its bounds and description gets its variable and its error messages.
+    from pydantic import Field
+
+    class Later(Settings):
+        max_subagent_iterations: int = Field(3, ge=1, le=10, description="a whole number from 1 to 10 (default 3)")
+        agent_models: dict[str, str] = Field(default_factory=dict, description="agent type -> model, as JSON")
+
+    later = Later.from_env({"TOOLDECK_AGENT_MODELS": '{"coder": "gpt-4o"}'})
+    assert later.agent_models == {"coder": "gpt-4o"}
+    assert later.max_subagent_iterations == 3
+    with pytest.raises(SettingsError, match=r"TOOLDECK_MAX_SUBAGENT_ITERATIONS='11'.*from 1 to 10"):
+        Later.from_env({"TOOLDECK_MAX_SUBAGENT_ITERATIONS": "11"})
