@@ -27,7 +27,7 @@ from orchestrator.llm import (
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.service import SYSTEM_PROMPT, OrchestratorService, ServiceConfigError
-from orchestrator.settings import Settings
+from orchestrator.settings import Settings, SettingsError
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -45,6 +45,7 @@ __all__ = [
     "OrchestratorService",
     "ServiceConfigError",
     "Settings",
+    "SettingsError",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",

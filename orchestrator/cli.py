@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from orchestrator.graph import AgentRun
+from orchestrator.graph._content import wire_safe
 from orchestrator.llm import ChatModelError
 from orchestrator.service import OrchestratorService, ServiceConfigError
 from orchestrator.settings import Settings
@@ -34,7 +35,8 @@ examples:
   python -m orchestrator "Who is my dentist?"
   python -m orchestrator --json "solve x^2 = 4"
   echo "Run this python: print(2**10)" | python -m orchestrator -
-  python -m orchestrator --base-url http://127.0.0.1:8080/v1 --model smollm2 "What is 2+3?"
+  python -m orchestrator --base-url http://127.0.0.1:8080/v1 --model smollm2 \\
+      --tool-choice required "What is 2+3?"
   OPENAI_API_KEY=... python -m orchestrator --base-url https://api.openai.com/v1 \\
       --model gpt-4o-mini "What's on my calendar today?"
 
@@ -47,9 +49,10 @@ exit codes: 0 answered, 1 internal error, 2 usage/configuration error,
 3 model endpoint error, 4 iteration budget exhausted, 130 interrupted.
 
 environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
-TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL, TOOLDECK_CONTEXT_API_KEY,
-TOOLDECK_MAX_ITERATIONS, TOOLDECK_CALL_TIMEOUT, BRAVE_API_KEY, SEARXNG_URL
-(flags win over the environment).
+TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
+TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
+TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, BRAVE_API_KEY,
+SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -70,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-key-env",
         metavar="NAME",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--tool-choice",
+        metavar="auto|required|none|TOOL",
+        help="auto or none: sent on every turn; required or a tool name: forces a tool call on "
+        "the first turn (default: the server decides; llama.cpp's server shows the model no "
+        "tools unless this is set)",
     )
     parser.add_argument("--max-iterations", type=int, metavar="N", help="model turns (10)")
     parser.add_argument("--data-dir", help="directory of the knowledge database")
@@ -92,8 +102,8 @@ def _question(words: Sequence[str], stdin: TextIO) -> str:
 
 
 def _preview(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(wire_safe(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -152,6 +162,7 @@ def main(
             model=args.model,
             api_key_env=args.api_key_env,
             max_iterations=args.max_iterations,
+            tool_choice=args.tool_choice,
             data_dir=args.data_dir,
             context_url=args.context_url,
             strict=args.strict,
@@ -172,9 +183,9 @@ def main(
             out = run.to_dict()
             out["model"] = service.model_description
             out["settings"] = settings.public_dict()
-            print(json.dumps(out, ensure_ascii=False, indent=2, default=str), file=stdout)
+            print(wire_safe(json.dumps(out, ensure_ascii=False, indent=2, default=str)), file=stdout)
         else:
-            print(run.answer or "(the model gave an empty answer)", file=stdout)
+            print(wire_safe(run.answer) or "(the model gave an empty answer)", file=stdout)
             if not args.no_trace:
                 print("", file=stdout)
                 print(format_trace(run, service.model_description), file=stdout)

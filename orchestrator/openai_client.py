@@ -40,6 +40,7 @@ from tools.resilience import parse_retry_after
 __all__ = ["OpenAIChatModel"]
 
 _log = logging.getLogger(__name__)
+_REQUIRED_REJECTED = frozenset({400, 422, 500})  # how servers without tool_choice="required" answer it
 
 _STATUS_HINTS: Mapping[int, str] = {
     400: "the server rejected the request; check --model and that the server supports tools "
@@ -146,6 +147,7 @@ class OpenAIChatModel:
         self._max_response_bytes = max_response_bytes
         self._now = now
         self._turn = 0
+        self._required_supported = True
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(endpoint={self._endpoint!r}, model={self._model!r})"
@@ -188,7 +190,10 @@ class OpenAIChatModel:
         Args:
             messages: The conversation, OpenAI chat format.
             tools: OpenAI tool definitions; omitted from the request when empty.
-            tool_choice: Sent only together with tools.
+            tool_choice: Sent only together with tools. ``"required"`` with a single tool
+                is sent as that tool by name; a server that rejects ``"required"`` (HTTP
+                400, 422 or 500, as llama-cpp-python's server does) is asked again with
+                ``"auto"``, with a warning, and sent ``"auto"`` from then on.
 
         An assistant message with ``content: None`` is sent with ``content: ""``: OpenAI
         accepts it and llama.cpp servers need it.
@@ -203,6 +208,39 @@ class OpenAIChatModel:
             ChatModelConnectionError: Unreachable endpoint or timeout (after retries).
             ChatModelResponseError: A 2xx answer that is not a chat completion.
         """
+        choice = self._choice_for(tools, tool_choice)
+        try:
+            return self._send(messages, tools, choice)
+        except ChatModelHTTPError as exc:
+            if choice != "required" or exc.status not in _REQUIRED_REJECTED:
+                raise
+            self._required_supported = False
+            _log.warning(
+                "%s rejected tool_choice='required' (HTTP %d); sending 'auto' instead from now on, "
+                "so the model may answer without calling a tool (llama-cpp-python's "
+                "chatml-function-calling format has no 'required')",
+                self._endpoint,
+                exc.status,
+            )
+            return self._send(messages, tools, "auto")
+
+    def _choice_for(self, tools: Sequence[Mapping[str, Any]] | None, choice: ToolChoice | None) -> ToolChoice | None:
+        """``required`` with one tool is sent as that tool by name (every server knows it)."""
+        if choice != "required" or not tools:
+            return choice
+        if len(tools) == 1:
+            function = tools[0].get("function")
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if isinstance(name, str):
+                return {"type": "function", "function": {"name": name}}
+        return choice if self._required_supported else "auto"
+
+    def _send(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        tool_choice: ToolChoice | None,
+    ) -> ChatResponse:
         body: dict[str, Any] = {"model": self._model, "messages": wire_messages(messages)}
         if tools:
             body["tools"] = list(tools)

@@ -13,8 +13,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretStr
+
 from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
-from orchestrator.llm import ChatModel
+from orchestrator.llm import ChatModel, ToolChoice
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.settings import Settings
@@ -78,7 +80,8 @@ class OrchestratorService:
                 the environment and the current directory, see `tools.store`).
 
         Raises:
-            ServiceConfigError: The data directory cannot be created, or a URL is invalid.
+            ServiceConfigError: The data directory cannot be created, a URL is invalid, or
+                ``tool_choice`` names no registered tool.
         """
         self.settings = settings
         self.registry = registry if registry is not None else LocalToolRegistry()
@@ -87,6 +90,7 @@ class OrchestratorService:
         self._adopted_tools = adopted_tools
         try:
             self._register_tools()
+            every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
         except BaseException:
             self.close()
@@ -103,6 +107,8 @@ class OrchestratorService:
             tools_node=self.tools_node,
             max_iterations=settings.max_iterations,
             system_prompt=system_prompt,
+            tool_choice=every_turn,
+            initial_tool_choice=first_turn,
             strict=settings.strict,
         )
 
@@ -159,7 +165,7 @@ class OrchestratorService:
             model = OpenAIChatModel(
                 settings.base_url,
                 settings.model,
-                api_key=settings.api_key,
+                api_key=_secret(settings.api_key),
                 timeout=settings.model_timeout,
                 strict_tools=settings.strict,
             )
@@ -167,6 +173,26 @@ class OrchestratorService:
             raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
         self._closers.append(model.close)
         return model
+
+    def _tool_choices(self) -> tuple[ToolChoice | None, ToolChoice | None]:
+        """(every turn, first turn): ``auto``/``none`` hold for every turn; ``required`` or
+        a tool name force the first turn only, so the model can answer afterwards."""
+        choice = self.settings.tool_choice
+        if choice is None:
+            return None, None
+        if choice == "auto":
+            return "auto", None
+        if choice == "none":
+            return "none", None
+        if choice == "required":
+            return None, "required"
+        if choice not in self.registry:
+            known = ", ".join(self.registry.names())
+            raise ServiceConfigError(
+                f"--tool-choice / TOOLDECK_TOOL_CHOICE: no tool named {choice!r}; use auto, "
+                f"required, none or one of: {known}"
+            )
+        return None, {"type": "function", "function": {"name": choice}}
 
     def _own(self, tool: BaseTool[Any, Any]) -> BaseTool[Any, Any]:
         close = getattr(tool, "close", None)
@@ -221,12 +247,12 @@ class OrchestratorService:
         backend: Any = None
         try:
             if settings.brave_api_key:
-                backend = BraveSearchBackend(settings.brave_api_key)
+                backend = BraveSearchBackend(settings.brave_api_key.get_secret_value())
             elif settings.searxng_url:
                 backend = SearxngSearchBackend(settings.searxng_url)
             web = WebTool(search_backend=backend)
         except ImportError as exc:
-            self._skip("web", f"{exc}; install the web extra: pip install 'tooldeck[web]'")
+            self._skip("web", f"{exc}; install the web extra: pip install -e '.[web]' in a tooldeck checkout")
             return
         except ValueError as exc:
             raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None
@@ -241,7 +267,7 @@ class OrchestratorService:
 
         settings = self.settings
         try:
-            bridge = ContextBridge(settings.context_url, api_key=settings.context_api_key)
+            bridge = ContextBridge(settings.context_url, api_key=_secret(settings.context_api_key))
         except ValueError as exc:
             raise ServiceConfigError(f"--context-url / TOOLDECK_CONTEXT_URL: {exc}") from None
         close = getattr(bridge, "close", None)
@@ -279,3 +305,7 @@ class OrchestratorService:
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason
         _log.info("tool %s not registered: %s", name, reason)
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None

@@ -9,6 +9,10 @@ and is compared with a baseline measured in the same run:
     (target < 30 us), for a one-call message and per call in a 100-call message.
 (c) 1,000 calls in one message: wall time against 1,000 direct calls, and peak traced
     memory (tracemalloc, measured in a separate pass so it does not skew the timing).
+(d) tool message size: what the model is shown (status and data, or status, error and
+    error_type) against the whole envelope with its metadata, over the offline demo's real
+    tool calls (the builtin tools, a temporary data directory, the context service down)
+    and a few typical errors; tokens estimated as characters / 4.
 """
 
 from __future__ import annotations
@@ -16,13 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from orchestrator import ToolsNode
-from tools import LocalToolRegistry
+from orchestrator import AgentGraph, OfflineModel, OrchestratorService, Settings, ToolsNode
+from orchestrator.graph._content import model_view
+from orchestrator.graph._truncate import dumps
+from tools import LocalToolRegistry, ToolResult
 
 
 def median_seconds(fn: Callable[[], object], repeat: int, number: int = 1) -> float:
@@ -141,6 +149,65 @@ def bench_thousand(node: ToolsNode, registry: LocalToolRegistry, repeat: int) ->
     print(f"    direct peak memory    {direct_peak / 1024:8.0f} KiB   ratio {peak / max(direct_peak, 1):5.1f}")
 
 
+class Recording:
+    """A registry wrapper that keeps every result it hands to the node."""
+
+    def __init__(self, registry: LocalToolRegistry) -> None:
+        self.registry = registry
+        self.results: list[ToolResult] = []
+
+    def call_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
+        result = self.registry.call_tool_raw(name, arguments)
+        self.results.append(result)
+        return result
+
+    async def acall_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
+        result = await self.registry.acall_tool_raw(name, arguments)
+        self.results.append(result)
+        return result
+
+    def get_tool(self, name: str, /) -> Any:
+        return self.registry.get_tool(name)
+
+    def to_openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        return self.registry.to_openai_tools(strict=strict)
+
+
+DEMO = [
+    "What is 12*(3+4)? Remember that my dentist is Dr. Lee.",
+    "Who is my dentist?",
+    "What is 2/3?",
+    "solve x^2 = 4",
+    "What's the weather?",
+]
+
+
+def bench_message_size() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(data_dir=Path(folder), context_url="http://127.0.0.1:9")  # nothing listens there
+        with OrchestratorService(settings) as service:
+            recording = Recording(service.registry)
+            with ToolsNode(recording) as node:
+                graph = AgentGraph(OfflineModel(), recording, tools_node=node)
+                for question in DEMO:
+                    graph.run(question)
+            demo = len(recording.results)
+            recording.call_tool_raw("math_solver", '{"expresion": "2+2"}')  # a validation error
+            recording.call_tool_raw("calculator", '{"expression": "2+2"}')  # an unknown tool
+    old = [len(dumps(r.to_dict())) for r in recording.results]
+    new = [len(dumps(model_view(r))) for r in recording.results]
+    saved = [o - n for o, n in zip(old, new, strict=True)]
+    print("(d) tool message size: model view against the whole envelope")
+    print(f"    messages              {len(old):8d}   ({demo} from the offline demo, 2 typical errors)")
+    print(f"    envelope, mean        {statistics.mean(old):8.0f} chars")
+    print(f"    model view, mean      {statistics.mean(new):8.0f} chars")
+    print(
+        f"    saved per message     {statistics.mean(saved):8.0f} chars  ~{statistics.mean(saved) / 4:.0f} tokens"
+        f"   (median {statistics.median(saved) / 4:.0f}, min {min(saved) / 4:.0f}, max {max(saved) / 4:.0f} tokens;"
+        f" {sum(saved) / sum(old):.0%} of the envelope)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
@@ -151,6 +218,7 @@ def main() -> None:
         bench_parallel(node, registry, args.repeat)
         bench_overhead(node, registry, args.repeat)
         bench_thousand(node, registry, args.repeat)
+    bench_message_size()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ objects such as a LangGraph ``MessagesState`` holds after its ``add_messages`` r
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,9 @@ class PendingCall:
         index: Position among the pending calls (answers keep this order).
         id: The ``tool_call_id`` to answer.
         name: The function name the model asked for (may be empty when it sent none).
-        arguments: The arguments as sent: JSON text, a mapping, or None.
+        arguments: The arguments as sent: JSON text (bytes too), a mapping, or None;
+            any other value (a list, a number) is turned into JSON text, so the registry
+            answers it with its usual "send a JSON object" validation error.
     """
 
     index: int
@@ -96,4 +99,13 @@ def _call_of(index: int, raw: Any) -> PendingCall:
         name, arguments = _field(function, "name"), _field(function, "arguments")
     else:  # LangChain: {"name", "args"}
         name, arguments = _field(raw, "name"), _field(raw, "args")
+    if not (arguments is None or isinstance(arguments, (str, bytes, Mapping))):
+        arguments = _as_json_text(arguments)
     return PendingCall(index, call_id, name if isinstance(name, str) else "", arguments)
+
+
+def _as_json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(type(value).__name__)  # a JSON string: "not an object"

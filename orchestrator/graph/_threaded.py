@@ -11,11 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from orchestrator.graph._pool import DaemonPool
+from orchestrator.graph._pool import DaemonPool, PoolExhausted
 
 T = TypeVar("T")
-
-_POLL_SECONDS = 0.02  # how often a queued call is checked for having started
 
 
 def run_in_pool(
@@ -28,10 +26,12 @@ def run_in_pool(
 ) -> list[tuple[T, float]]:
     """Run ``jobs`` on ``pool`` and return ``(result, duration_ms)`` in job order.
 
-    Each job may run for at most ``timeout`` seconds from the moment a worker starts it
-    (time spent queued does not count); one that runs longer is answered by
-    ``on_timeout(index)`` and abandoned (its thread finishes in the background). A job
-    that raises is answered by ``on_error(index, exception)``. Never raises for a job.
+    Each job has ``timeout`` seconds from the moment it is handed to the pool, time spent
+    queued included; one not finished by then is answered by ``on_timeout(index)`` and
+    abandoned (a queued job is cancelled; a running one finishes in the background and
+    its thread is replaced). A job that raises, or that the pool cannot take
+    (`PoolExhausted`), is answered by ``on_error(index, exception)``. Never raises for a
+    job.
     """
     starts: list[float | None] = [None] * len(jobs)
     ends: list[float | None] = [None] * len(jobs)
@@ -46,12 +46,22 @@ def run_in_pool(
 
         return run
 
-    futures = [pool.submit(timed(i, job)) for i, job in enumerate(jobs)]
+    submitted = time.perf_counter()
+    futures: list[concurrent.futures.Future[T] | PoolExhausted] = []
+    for index, job in enumerate(jobs):
+        try:
+            futures.append(pool.submit(timed(index, job)))
+        except PoolExhausted as exc:
+            futures.append(exc)
+    deadline = None if timeout is None else submitted + timeout
     out: list[tuple[T, float]] = []
     for index, future in enumerate(futures):
-        if not _settle(future, starts, index, timeout):
-            future.cancel()
-            started = starts[index] or time.perf_counter()
+        if isinstance(future, PoolExhausted):
+            out.append((on_error(index, future), 0.0))
+            continue
+        if not _settle(future, deadline):
+            pool.abandon(future)
+            started = starts[index] or submitted
             out.append((on_timeout(index), (time.perf_counter() - started) * 1000))
             continue
         error = future.exception()
@@ -61,23 +71,17 @@ def run_in_pool(
     return out
 
 
-def _settle(
-    future: concurrent.futures.Future[T],
-    starts: list[float | None],
-    index: int,
-    timeout: float | None,
-) -> bool:
-    """Wait for ``future``; False when it ran past its deadline."""
-    if timeout is None:
+def _settle(future: concurrent.futures.Future[T], deadline: float | None) -> bool:
+    """Wait for ``future`` until ``deadline``; False when it is not done by then."""
+    if deadline is None:
         future.exception()  # blocks until done; cheaper than concurrent.futures.wait
         return True
-    while not future.done():
-        start = starts[index]
-        remaining = _POLL_SECONDS if start is None else start + timeout - time.perf_counter()
-        if remaining <= 0:
-            return future.done()
+    remaining = deadline - time.perf_counter()
+    if remaining > 0:
         try:
             future.exception(timeout=remaining)
         except concurrent.futures.TimeoutError:
-            continue
-    return True
+            pass
+        except concurrent.futures.CancelledError:
+            return False
+    return future.done() and not future.cancelled()

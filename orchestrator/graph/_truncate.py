@@ -1,8 +1,8 @@
 """Cutting an oversized tool result so that the tool message is still valid JSON.
 
-The cut keeps the envelope (``status``, ``error``, ``error_type``, ``_metadata``), shortens
-``data`` (whole items of a list; otherwise a prefix of its text) and adds a ``truncated``
-object that says how much was cut, so the model knows it did not see everything.
+The cut keeps the envelope (``status``, ``error``, ``error_type``), shortens ``data`` (whole
+items of a list; otherwise a prefix of its text) and adds a ``truncated`` object that says
+how much was cut, so the model knows it did not see everything.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 MIN_OUTPUT_CHARS = 512
-_KEEP_METADATA = ("tool_name", "request_id", "duration_ms")
 
 
 # A constant encoder: json.dumps would build a new one per call (a third of the cost).
@@ -47,13 +46,10 @@ def _note(original: int, kept: int, max_chars: int, items: tuple[int, int] | Non
 
 
 def _slim(result: dict[str, Any]) -> dict[str, Any]:
-    """The envelope without its payload, with bounded error text and metadata."""
+    """The envelope without its payload, with bounded error text."""
     base = {k: v for k, v in result.items() if k not in ("data", "details")}
     if isinstance(base.get("error"), str) and len(base["error"]) > 2000:
         base["error"] = base["error"][:2000] + "..."
-    metadata = base.get("_metadata")
-    if isinstance(metadata, dict) and len(dumps(metadata)) > 1000:
-        base["_metadata"] = {k: metadata[k] for k in _KEEP_METADATA if k in metadata}
     return base
 
 
@@ -61,7 +57,7 @@ def fit(result: dict[str, Any], max_chars: int) -> tuple[str, bool]:
     """The compact JSON of ``result``, cut to at most ``max_chars`` characters.
 
     Args:
-        result: A JSON-serialisable result dict (`ToolResult.to_dict`).
+        result: A JSON-serialisable result dict (what the model is shown of a result).
         max_chars: The limit, at least `MIN_OUTPUT_CHARS`.
 
     Returns:
@@ -69,6 +65,7 @@ def fit(result: dict[str, Any], max_chars: int) -> tuple[str, bool]:
 
     Raises:
         TypeError, ValueError: ``result`` is not JSON-serialisable.
+        RecursionError: ``result`` is nested too deeply to encode.
     """
     text = dumps(result)
     if len(text) <= max_chars:

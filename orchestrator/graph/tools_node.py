@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import threading
 import time
@@ -12,9 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
 from orchestrator.graph._calls import PendingCall, messages_of, pending_calls
-from orchestrator.graph._pool import DaemonPool
+from orchestrator.graph._content import encode_view, model_view, shown_name, trace_arguments
+from orchestrator.graph._pool import DaemonPool, PoolExhausted
 from orchestrator.graph._threaded import run_in_pool
-from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps, fit
+from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps
 from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
@@ -43,15 +43,25 @@ class ToolRunner(Protocol):
 
 
 class ToolCallRecord(TypedDict):
-    """One executed call, for tracing (the ``tool_results`` entries of the node's update)."""
+    """One executed call, for tracing (the ``tool_results`` entries of the node's update).
+
+    ``arguments`` is a dict when the model's arguments parsed as a JSON object, else the
+    text as sent (cut past 20,000 characters). ``metadata`` is the result envelope's
+    metadata (``tool_name``, ``tool_version``, ``request_id``, ``started_at``,
+    ``duration_ms``, ``attempts`` ...), which the tool message leaves out;
+    ``request_id`` is repeated at the top for log correlation. ``duration_ms`` is the time
+    the node spent on the call (queueing included).
+    """
 
     tool_call_id: str
     name: str
     arguments: Any
     status: str
     error_type: str | None
+    request_id: str | None
     duration_ms: float
     truncated: bool
+    metadata: dict[str, Any]
 
 
 def _failure(name: str, error_type: ErrorType, message: str, *, retryable: bool = False) -> ToolResult:
@@ -69,22 +79,29 @@ class ToolsNode:
          "tool_results": [ToolCallRecord, ...]}
 
     with one message per call of the last assistant message, in call order (calls already
-    answered by later tool messages are skipped).
+    answered by later tool messages are skipped). The content is what the model can use:
+    ``{"status": "success", "data": ...}`` or ``{"status": "error", "error": "<message>",
+    "error_type": ...}``; the envelope's metadata goes to ``tool_results`` only.
 
     Guarantees: every ``tool_call_id`` is answered exactly once and the node never raises
-    for what a model or a tool can do wrong: an unknown tool, arguments that are not JSON or
-    not a JSON object, validation errors, tool exceptions (also one escaping a tool's own
-    error handling), timeouts (``call_timeout``), or a cancelled run (calls not finished are
-    answered with ``cancelled`` errors). A state without messages or without pending calls
-    gives an empty update. Oversized results are cut to ``max_output_chars`` while staying
-    valid JSON with a ``truncated`` note saying how much was cut.
+    for what a model or a tool can do wrong: an unknown or hostile tool name, arguments that
+    are not JSON or not a JSON object (nested thousands deep, NaN, lone surrogates, many
+    megabytes), validation errors, tool exceptions (also one escaping a tool's own error
+    handling), timeouts (``call_timeout``), a pool whose workers are all stuck, or a
+    cancelled run (calls not finished are answered with ``cancelled`` errors). A state
+    without messages or without pending calls gives an empty update. Content is strict
+    JSON that UTF-8 can carry; oversized results are cut to ``max_output_chars`` while
+    staying valid JSON with a ``truncated`` note saying how much was cut.
 
     Concurrency: independent calls run concurrently, at most ``max_parallel`` at a time;
     sync tools run on the node's own worker threads (daemon threads, so a hung tool never
     blocks interpreter exit), async tools on the event loop; a tool with ``sequential =
     True`` (or ``run_in_thread = False``) runs alone, after the calls before it and before
-    the calls after it. A timed-out sync call cannot be killed: its thread finishes in the
-    background and its result is dropped.
+    the calls after it. ``call_timeout`` bounds the time from handing a call to the workers
+    to its answer (queueing included). A timed-out sync call cannot be killed: its thread
+    is abandoned (it finishes in the background, its result dropped) and a new worker takes
+    its place, at most ``max_abandoned`` times over while those threads are still stuck;
+    past that, calls are answered at once with an ``execution_error`` saying so.
     """
 
     def __init__(
@@ -94,6 +111,7 @@ class ToolsNode:
         max_parallel: int = 16,
         max_output_chars: int = 20_000,
         call_timeout: float | None = None,
+        max_abandoned: int | None = None,
         name: str = "tools",
     ) -> None:
         """Configure the node.
@@ -102,13 +120,16 @@ class ToolsNode:
             registry: Where calls are executed (`tools.LocalToolRegistry`).
             max_parallel: Most calls running at once (also the number of worker threads).
             max_output_chars: Longest tool message content; at least 512.
-            call_timeout: Seconds a single call may take in this node, on top of the
-                registry's per-tool timeouts; None for no node-level limit.
+            call_timeout: Seconds a single call may take in this node, waiting for a
+                worker included, on top of the registry's per-tool timeouts; None for no
+                node-level limit.
+            max_abandoned: Most worker threads left running in timed-out calls at once
+                (each is replaced by a new worker); default ``max_parallel``.
             name: The node's name in traces and graphs.
 
         Raises:
-            ValueError: For ``max_parallel < 1``, ``max_output_chars < 512`` or a
-                non-positive ``call_timeout``.
+            ValueError: For ``max_parallel < 1``, ``max_output_chars < 512``, a
+                non-positive ``call_timeout`` or a negative ``max_abandoned``.
         """
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be >= 1, got {max_parallel}")
@@ -116,7 +137,10 @@ class ToolsNode:
             raise ValueError(f"max_output_chars must be >= {MIN_OUTPUT_CHARS}")
         if call_timeout is not None and call_timeout <= 0:
             raise ValueError(f"call_timeout must be > 0 seconds or None, got {call_timeout}")
+        if max_abandoned is not None and max_abandoned < 0:
+            raise ValueError(f"max_abandoned must be >= 0 or None, got {max_abandoned}")
         self._registry = registry
+        self._max_abandoned = max_abandoned
         self._max_parallel = max_parallel
         self._max_output_chars = max_output_chars
         self._call_timeout = call_timeout
@@ -233,13 +257,23 @@ class ToolsNode:
         semaphore: asyncio.Semaphore,
         outcomes: list[tuple[ToolResult, float] | None],
     ) -> None:
+        started = time.perf_counter()
+        try:
+            if self._call_timeout is None:
+                result = await self._execute_limited(call, semaphore)
+            else:  # the deadline covers waiting for the semaphore and a worker too
+                result = await asyncio.wait_for(self._execute_limited(call, semaphore), self._call_timeout)
+        except asyncio.TimeoutError:
+            result = self._timed_out(call)
+        except PoolExhausted as exc:
+            result = self._exhausted(call, exc)
+        except Exception as exc:
+            result = self._escaped(call, exc)
+        outcomes[call.index] = (result, (time.perf_counter() - started) * 1000)
+
+    async def _execute_limited(self, call: PendingCall, semaphore: asyncio.Semaphore) -> ToolResult:
         async with semaphore:
-            started = time.perf_counter()
-            try:
-                result = await self._execute_bounded(call)
-            except Exception as exc:
-                result = self._escaped(call, exc)
-            outcomes[call.index] = (result, (time.perf_counter() - started) * 1000)
+            return await self._execute(call)
 
     def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
         registry = self._registry
@@ -249,32 +283,41 @@ class ToolsNode:
         return self._timed_out(group[index])
 
     def _escaped_in(self, group: Sequence[PendingCall], index: int, exc: BaseException) -> ToolResult:
+        if isinstance(exc, PoolExhausted):
+            return self._exhausted(group[index], exc)
         return self._escaped(group[index], exc)
 
     def _timed_out(self, call: PendingCall) -> ToolResult:
         return _failure(
             call.name,
             "timeout",
-            f"The tool '{call.name}' did not finish within {self._call_timeout:g} seconds. "
+            f"The tool '{shown_name(call.name)}' did not finish within {self._call_timeout:g} seconds. "
             "Try again with a smaller request, or take another approach.",
             retryable=True,
         )
 
-    async def _execute_bounded(self, call: PendingCall) -> ToolResult:
-        if self._call_timeout is None:
-            return await self._execute(call)
-        try:
-            return await asyncio.wait_for(self._execute(call), self._call_timeout)
-        except asyncio.TimeoutError:
-            return self._timed_out(call)
+    def _exhausted(self, call: PendingCall, exc: PoolExhausted) -> ToolResult:
+        _log.warning("tool call %s (%r) not run: %s", call.id, shown_name(call.name), exc)
+        return _failure(
+            call.name,
+            "execution_error",
+            f"The tool '{shown_name(call.name)}' was not run: there is no worker free, because "
+            f"{exc.abandoned} earlier tool calls timed out and are still running. Try again "
+            "later, or take another approach.",
+            retryable=True,
+        )
 
     async def _execute(self, call: PendingCall) -> ToolResult:
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
             return await self._registry.acall_tool_raw(call.name, call.arguments)
-        loop = asyncio.get_running_loop()
-        future = self._worker_pool().submit(lambda: self._registry.call_tool_raw(call.name, call.arguments))
-        return await asyncio.wrap_future(future, loop=loop)
+        pool = self._worker_pool()
+        future = pool.submit(functools.partial(self._registry.call_tool_raw, call.name, call.arguments))
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:  # timed out or the run was cancelled
+            pool.abandon(future)
+            raise
 
     def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
         started = time.perf_counter()
@@ -288,21 +331,21 @@ class ToolsNode:
         _log.error(
             "tool call %s (%r) raised %s past the registry",
             call.id,
-            call.name,
+            shown_name(call.name),
             type(exc).__name__,
             exc_info=exc,
         )
         return _failure(
             call.name,
             "execution_error",
-            f"The tool '{call.name}' failed with an internal error. This was not caused by "
+            f"The tool '{shown_name(call.name)}' failed with an internal error. This was not caused by "
             "your arguments; try again later or take another approach.",
         )
 
     def _worker_pool(self) -> DaemonPool:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = DaemonPool(self._max_parallel)
+                self._pool = DaemonPool(self._max_parallel, max_abandoned=self._max_abandoned)
             return self._pool
 
     # ------------------------------------------------------------------ answers
@@ -313,48 +356,37 @@ class ToolsNode:
         for call, (outcome, duration_ms) in zip(calls, outcomes, strict=True):
             content, truncated, result = self._content(call, outcome)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            metadata = dict(result.metadata)
+            request_id = metadata.get("request_id")
             records.append(
                 ToolCallRecord(
                     tool_call_id=call.id,
                     name=call.name,
-                    arguments=_arguments_for_trace(call.arguments),
+                    arguments=trace_arguments(call.arguments),
                     status=result.status,
                     error_type=result.error.type if result.error is not None else None,
+                    request_id=request_id if isinstance(request_id, str) else None,
                     duration_ms=round(duration_ms, 3),
                     truncated=truncated,
+                    metadata=metadata,
                 )
             )
         return {"messages": messages, "tool_results": records}
 
     def _content(self, call: PendingCall, result: ToolResult) -> tuple[str, bool, ToolResult]:
         try:
-            text, truncated = fit(result.to_dict(), self._max_output_chars)
-        except (TypeError, ValueError) as exc:
-            _log.error("tool %r returned a result that is not JSON: %s", call.name, exc)
-            result = _failure(
-                call.name,
+            text, truncated = encode_view(model_view(result), self._max_output_chars)
+        except (TypeError, ValueError, RecursionError) as exc:
+            _log.error("tool %r returned a result that is not JSON: %s", shown_name(call.name), type(exc).__name__)
+            result = ToolResult.failure(
                 "execution_error",
-                f"The tool '{call.name}' produced a result that could not be encoded as JSON.",
+                f"The tool '{shown_name(call.name)}' produced a result that could not be encoded as JSON.",
+                metadata={"tool_name": call.name, **result.metadata},
             )
-            text, truncated = dumps(result.to_dict()), False
+            text, truncated = dumps(model_view(result)), False
         return text, truncated, result
 
 
 def _runs_on_loop(tool: BaseTool[Any, Any]) -> bool:
     """Async tools (and thread-affine sync ones) run on the event loop, others on workers."""
     return not tool.run_in_thread or tool.is_async
-
-
-def _arguments_for_trace(arguments: Any) -> Any:
-    """The arguments as a dict when they parse as a JSON object, else as sent (text)."""
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    if isinstance(arguments, bytes):
-        arguments = arguments.decode("utf-8", errors="replace")
-    if isinstance(arguments, str):
-        try:
-            parsed = json.loads(arguments)
-        except ValueError:
-            return arguments
-        return parsed if isinstance(parsed, dict) else arguments
-    return arguments

@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from orchestrator.offline._context_answers import context_answer, finance_query_answer
+
 _PERSON = {
     "my": "your",
     "mine": "yours",
@@ -73,32 +75,88 @@ def error_sentence(tool: str, arguments: Mapping[str, Any], result: Mapping[str,
     return f"I couldn't {describe_attempt(tool, arguments)}: the {tool} tool reported {kind}: " + (_sentence(message))
 
 
+_SYMPY_WORDS = [
+    (re.compile(r"\s*\*\*\s*"), "^"),
+    (re.compile(r"\bzoo\b"), "undefined"),
+    (re.compile(r"\bnan\b"), "undefined"),
+    (re.compile(r"(?<![\w.])oo\b"), "∞"),
+    (re.compile(r"\bpi\b"), "π"),
+    (re.compile(r"\bE\b"), "e"),
+    (re.compile(r"(\d)\*I\b"), r"\1i"),
+    (re.compile(r"\*I\b"), "·i"),
+    (re.compile(r"\bI\b"), "i"),
+    (re.compile(r"sqrt\((\d+)\)"), r"√\1"),
+    (re.compile(r"(\d)\*(?=[a-zA-Zπ√(])"), r"\1"),
+]
+_FLOAT = re.compile(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+_UNDEFINED = {"zoo", "nan", "-zoo"}
+_TIMES = "\u00d7"  # the multiplication sign
+
+
+def plain_number(value: float, digits: int = 10) -> str:
+    """A float as people write it: 0.30000000000000004 -> "0.3", 1.5e20 -> "1.5 x 10^20"
+    (with the multiplication sign)."""
+    text = f"{value:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa} {_TIMES} 10^{int(exponent)}"
+    return text
+
+
+def plain_math(text: str) -> str:
+    """sympy's text made readable: floats without trailing zeros, ``**`` as ``^``, ``I`` as
+    ``i``, ``zoo``/``nan`` as "undefined", ``oo`` as ∞, ``pi`` as π."""
+    text = _FLOAT.sub(lambda m: plain_number(float(m.group(0))), str(text))
+    for pattern, replacement in _SYMPY_WORDS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def _math(arguments: Mapping[str, Any], data: Any) -> str:
     if not isinstance(data, Mapping):
         return f"{arguments.get('expression')} = {clip(json.dumps(data))}"
-    expression = data.get("expression") or arguments.get("expression")
+    expression = plain_math(str(data.get("expression") or arguments.get("expression")))
     operation = data.get("operation")
     if operation == "solve":
         solutions = data.get("solutions") or []
         if not solutions:
             return f"{expression} has no solution."
-        parts = [", ".join(f"{k} = {v}" for k, v in s.items()) for s in solutions[:10]]
+        parts = [", ".join(f"{k} = {plain_math(v)}" for k, v in s.items()) for s in solutions[:10]]
         return f"Solving {expression}: " + " or ".join(parts) + "."
-    result = str(data.get("result"))
-    decimal = data.get("decimal")
+    raw = str(data.get("result"))
+    if raw in _UNDEFINED:
+        note = str(data.get("note") or "").lower()
+        why = "division by zero" if "division by zero" in note else "it has no finite value"
+        return f"{expression} is undefined ({why})."
+    numeric = data.get("numeric")
+    if not isinstance(numeric, int | float):
+        numeric = _float_or_none(data.get("decimal"))
+    result = plain_math(raw)
+    if _FLOAT.fullmatch(raw) and isinstance(numeric, int | float):
+        result = plain_number(numeric)  # an inexact result: its plain decimal value
     text = f"{expression} = {result}"
     if operation == "differentiate":
         text = f"The derivative of {expression} is {result}"
     elif operation == "integrate":
-        text = f"The integral of {expression} is {result}"
-    if isinstance(decimal, str) and _numeric_differs(result, decimal):
-        text += f" ≈ {decimal}"
+        text = f"The integral of {expression} is {result} (plus a constant)"
+    elif operation == "simplify":
+        text = f"{expression} simplifies to {result}"
+    if isinstance(numeric, int | float) and not _FLOAT.fullmatch(raw) and _worth_decimal(raw, numeric):
+        text += f" ≈ {plain_number(numeric)}"
     return text + "."
 
 
-def _numeric_differs(exact: str, decimal: str) -> bool:
+def _float_or_none(text: Any) -> float | None:
     try:
-        return float(exact) != float(decimal)
+        return float(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _worth_decimal(exact: str, numeric: float) -> bool:
+    """Whether an exact result (2/3, sqrt(2)) reads better with its decimal value too."""
+    try:
+        return float(exact) != numeric
     except ValueError:
         return True
 
@@ -147,25 +205,12 @@ def _code(arguments: Mapping[str, Any], data: Any) -> str:
     return f"The program failed with exit code {code}{note}:\n{stderr or stdout[:600]}"
 
 
-def _context(arguments: Mapping[str, Any], data: Any) -> str:
+def _context(arguments: Mapping[str, Any], data: Any, question: str = "") -> str:
+    if isinstance(data, Mapping) and data.get("category") == "finance" and "result" in data:
+        return finance_query_answer(data)
     if not isinstance(data, Mapping) or not isinstance(data.get("categories"), Mapping):
         return _generic("user_context", arguments, data)
-    lines: list[str] = []
-    for name, entry in data["categories"].items():
-        if not isinstance(entry, Mapping):
-            continue
-        status = entry.get("status")
-        if status in ("ok", "partial"):
-            details = {k: v for k, v in entry.items() if k not in ("status", "reason")}
-            text = json.dumps(details, ensure_ascii=False, separators=(", ", ": "))
-            lines.append(f"- {name}: {clip(text, 400)}")
-        else:
-            reason = entry.get("reason") or "no reason given"
-            lines.append(f"- {name}: {status or 'unavailable'} ({clip(reason, 200)})")
-    alerts = data.get("alerts")
-    if isinstance(alerts, list) and alerts:
-        lines.append("Alerts: " + "; ".join(clip(a, 150) for a in alerts[:5]))
-    return "Your context:\n" + "\n".join(lines) if lines else "Your context is empty."
+    return context_answer(data, question)
 
 
 def _generic(tool: str, arguments: Mapping[str, Any], data: Any) -> str:
@@ -186,14 +231,22 @@ _WRITERS: dict[str, Callable[[Mapping[str, Any], Any], str]] = {
     "get_user_context": _context,
     "get_daily_briefing": _context,
     "get_commute_time": _context,
+    "query_finance": _context,
 }
+_WITH_QUESTION = frozenset({"user_context", "get_user_context", "get_daily_briefing", "get_commute_time"})
 
 
-def result_sentence(tool: str, arguments: Mapping[str, Any], result: Mapping[str, Any]) -> str:
-    """The answer text for one finished call (success or error)."""
+def result_sentence(tool: str, arguments: Mapping[str, Any], result: Mapping[str, Any], question: str = "") -> str:
+    """The answer text for one finished call (success or error).
+
+    ``question`` is the user's message: context answers pick what it asks about (the
+    dentist appointment, tomorrow's events) from it.
+    """
     if result.get("status") != "success":
         return error_sentence(tool, arguments, result)
     writer = _WRITERS.get(tool)
     if writer is None:
         return _generic(tool, arguments, result.get("data"))
+    if tool in _WITH_QUESTION:
+        return _context(arguments, result.get("data"), question)
     return writer(arguments, result.get("data"))

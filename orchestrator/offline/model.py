@@ -82,7 +82,10 @@ class OfflineModel:
         Args:
             messages: The conversation (OpenAI format).
             tools: The tools it may call; calls are only planned for these.
-            tool_choice: ``"none"`` makes it answer without calling tools.
+            tool_choice: ``"none"`` makes it answer without calling tools; a named tool
+                (``{"type": "function", "function": {"name": ...}}``) limits it to that
+                tool. ``"required"`` changes nothing: it calls tools when the message asks
+                for something a tool does, and otherwise says what it can do.
 
         Returns:
             An assistant turn with ``tool_calls``, or with the final text.
@@ -93,6 +96,9 @@ class OfflineModel:
         question = _text(last.get("content")) if last.get("role") == "user" else ""
         reading = read_message(question)
         schemas = offered_schemas(tools) if tool_choice != "none" else {}
+        forced = _forced_tool(tool_choice)
+        if forced is not None:  # only that tool may be called
+            schemas = {name: schema for name, schema in schemas.items() if name == forced}
         calls, unserved = plan(reading.intents, schemas)
         if not calls:
             return self._reply(self._without_tools(question, reading.intents, unserved, schemas))
@@ -123,6 +129,7 @@ class OfflineModel:
             results[str(message.get("tool_call_id"))] = _parse_result(message.get("content"))
             index -= 1
         calls = messages[index].get("tool_calls") if index >= 0 else None
+        question = _last_user_text(messages[: max(index, 0)])
         lines: list[str] = []
         for call in calls if isinstance(calls, list) else []:
             function = call.get("function", {}) if isinstance(call, Mapping) else {}
@@ -132,8 +139,7 @@ class OfflineModel:
             if result is None:
                 lines.append(f"I got no result from the {name} tool.")
             else:
-                lines.append(result_sentence(name, arguments, result))
-        question = _last_user_text(messages[: max(index, 0)])
+                lines.append(result_sentence(name, arguments, result, question))
         if question:
             reading = read_message(question)
             lines += [f"I didn't understand {clip(s, 120)!r}." for s in reading.unmatched]
@@ -161,6 +167,14 @@ class OfflineModel:
             f"making something up. {can} For open-ended questions, point me at a real model "
             "with --base-url."
         )
+
+
+def _forced_tool(tool_choice: ToolChoice | None) -> str | None:
+    if not isinstance(tool_choice, Mapping):
+        return None
+    function = tool_choice.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else None
 
 
 def _parse_result(content: Any) -> Mapping[str, Any]:

@@ -229,7 +229,7 @@ class BaseAdapter(ABC, Generic[T]):
         except ImportError as exc:
             return self._failure(
                 f"the {self.platform} adapter needs the 'context' extra "
-                f"(pip install 'tooldeck[context]'); {exc.name or 'a parser'} is not installed"
+                f"(pip install -e '.[context]'); {exc.name or 'a parser'} is not installed"
             )
         except Exception as exc:
             logger.exception("adapter %s/%s failed", self.category, self.platform)

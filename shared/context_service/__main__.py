@@ -2,29 +2,100 @@
 
 The API key is read from the environment variable named by the config's ``api_key_env``
 (or ``--api-key-env``), never from the command line or the file.
+
+Startup order: the config is loaded and checked (unknown time zones, adapters or options
+are errors here, not at the first request), then the port is bound (a port in use is one
+clear error), then the sources are read in the background, one log line each.
+
+Exit codes: 0 stopped normally; 2 configuration or startup error (bad config, missing API
+key, port unavailable), with one ``error:`` line per problem and no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
+import socket
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+EXIT_CONFIG = 2
 
 
-def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Parse arguments, load the config and serve until interrupted."""
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; use e.g. 8765") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535); use e.g. 8765")
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
     parser = argparse.ArgumentParser(prog="python -m shared.context_service", description=__doc__)
     parser.add_argument("--config", required=True, help="JSON or TOML config file")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=_port, default=8765)
     parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
-    parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], type=str.lower
+    )
     parser.add_argument("--no-warm-up", action="store_true", help="do not read the sources at startup")
-    args = parser.parse_args(argv)
-    env = os.environ if environ is None else environ
+    return parser
 
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on ``host:port``.
+
+    Raises:
+        OSError: With a message naming the address and the fix (port in use, not allowed,
+            address not on this machine).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen on host {host!r} ({exc.strerror}); pass --host 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(
+                f"port {port} on {host} is already in use (another context service?); stop the "
+                f"program using it or pass another port, e.g. --port {port + 1}"
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise OSError(
+                f"not allowed to listen on port {port} on {host}; use a port above 1023, e.g. --port 8765"
+            ) from None
+        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); check --host and --port") from None
+    return sock
+
+
+def _fail(stderr: TextIO, *lines: str) -> int:
+    for line in lines:
+        print(f"error: {line}", file=stderr)
+    return EXIT_CONFIG
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    stderr: TextIO | None = None,
+) -> int:
+    """Parse arguments, load and check the config, bind the port and serve until interrupted."""
+    args = build_parser().parse_args(argv)
+    env = os.environ if environ is None else environ
+    err = stderr or sys.stderr
     try:
         import uvicorn
 
@@ -32,29 +103,47 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         from shared.context_service.app import create_app
         from shared.context_service.config import ConfigError, load_config
     except ImportError as exc:
-        print(
-            f"the context service needs the 'context' extra: pip install 'tooldeck[context]' ({exc})",
-            file=sys.stderr,
-        )
-        return 2
+        return _fail(err, f"the context service needs the 'context' extra: pip install -e '.[context]' ({exc})")
     try:
         config = load_config(args.config)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(err, f"config: {exc}")
     key_env = args.api_key_env or config.api_key_env
     api_key = env.get(key_env) if key_env else None
     if key_env and not api_key:
-        print(
-            f"config error: environment variable {key_env} (the API key) is not set",
-            file=sys.stderr,
-        )
-        return 2
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+        return _fail(err, f"config: environment variable {key_env} (the API key) is not set")
     aggregator = ContextAggregator(config)
+    problems = aggregator.check_config()
+    if problems:
+        aggregator.close()
+        return _fail(err, *(f"config: {os.path.basename(args.config)}: {problem}" for problem in problems))
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        aggregator.close()
+        return _fail(err, str(exc))
+    _configure_logging(args.log_level, err)
+    port = sock.getsockname()[1]
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    logging.getLogger("shared.context_service").info(
+        "serving %s on http://%s:%d (users: %s)",
+        os.path.basename(args.config),
+        shown_host,
+        port,
+        ", ".join(config.users) or "none",
+    )
     app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    server: Any = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False))
+    with sock:
+        server.run(sockets=[sock])
     return 0
+
+
+def _configure_logging(level: str, stream: TextIO) -> None:
+    """Our loggers at ``level``; other libraries' only from WARNING (ofxtools logs at INFO
+    for every transaction it parses)."""
+    logging.basicConfig(level=logging.WARNING, stream=stream, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("shared").setLevel(level.upper())
 
 
 if __name__ == "__main__":

@@ -17,10 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from shared.adapters.base import AdapterResult, BaseAdapter, utc_now
+from shared.adapters.base import AdapterResult, BaseAdapter, format_validation_error, utc_now
 from shared.adapters.finance_query import FinanceIndex, FinanceQuery
 from shared.adapters.registry import KNOWN_CATEGORIES, AdapterRegistry
 from shared.context_service.config import AdapterEntry, ServiceConfig, UserConfig
@@ -165,13 +167,40 @@ class ContextAggregator:
         """Start reading every user's sources in the background, so first requests are fast.
 
         Parsing a large statement can take seconds; without this the first ``/context``
-        call pays for it (and may exceed a client's timeout). Failures are only cached
-        briefly, as for normal requests. Returns at once.
+        call pays for it (and may exceed a client's timeout). Each source read logs one
+        INFO summary line (records, file, time) or one WARNING with the reason it failed.
+        Failures are only cached briefly, as for normal requests. Returns at once.
         """
         for user_id, user in self._config.users.items():
             for category in dict.fromkeys(entry.category for entry in user.adapters if entry.enabled):
                 entries = _entries(user, category)
-                self._pool.submit(self._snapshot, user_id, user, category, entries, None)
+                self._pool.submit(self._snapshot, user_id, user, category, entries, None, log_level=logging.INFO)
+
+    def check_config(self) -> list[str]:
+        """Problems in the config that would only show at the first request, one per line.
+
+        Every enabled adapter entry must name a platform the registry knows for its
+        category, and its options (with the places and time zone the service adds) must
+        be valid for that adapter. An empty list means the config is usable.
+        """
+        problems: list[str] = []
+        for user_id, user in self._config.users.items():
+            for index, entry in enumerate(user.adapters):
+                if not entry.enabled:
+                    continue
+                where = f"users.{user_id}.adapters[{index}]"
+                cls = self._registry.get(entry.category, entry.platform)
+                if cls is None:
+                    known = ", ".join(c.platform for c in self._registry.for_category(entry.category))
+                    problems.append(
+                        f"{where}: no {entry.platform!r} adapter for {entry.category}; available: {known or 'none'}"
+                    )
+                    continue
+                try:
+                    cls.Options.model_validate(self._options(entry, user, cls, None))
+                except ValidationError as exc:
+                    problems.append(f"{where} ({entry.category}/{entry.platform}): {format_validation_error(exc)}")
+        return problems
 
     def health(self) -> dict[str, Any]:
         """Liveness plus the adapters the registry knows (no user data)."""
@@ -231,6 +260,8 @@ class ContextAggregator:
         category: str,
         entries: list[AdapterEntry],
         destination: str | None,
+        *,
+        log_level: int = logging.DEBUG,
     ) -> _Snapshot:
         classes = [self._registry.get(entry.category, entry.platform) for entry in entries]
         uses_destination = any(cls is not None and "destination" in cls.Options.model_fields for cls in classes)
@@ -252,9 +283,11 @@ class ContextAggregator:
             cached = self._cache.get(key)
             if cached is not None and cached.tokens == tokens and self._monotonic() - cached.built_at < cached.ttl:
                 return cached
-            results = [
-                self._run(entry, cls, config) for entry, cls, config in zip(entries, classes, configs, strict=True)
-            ]
+            results = []
+            for entry, cls, config in zip(entries, classes, configs, strict=True):
+                started = self._monotonic()
+                results.append(self._run(entry, cls, config))
+                _log_source(log_level, user_id, entry, results[-1], self._monotonic() - started)
             first = next((cls for cls in classes if cls is not None), None)
             ok_batches = [result.data for result in results if result.success]
             records = first.merge_records(ok_batches) if first is not None else []
@@ -312,6 +345,36 @@ class ContextAggregator:
                 platform=entry.platform,
                 error=f"the {entry.platform} adapter failed unexpectedly ({type(exc).__name__})",
             )
+
+
+_RECORD_NOUNS = {"calendar": "events", "finance": "transactions", "weather": "forecasts", "commute": "routes"}
+
+
+def _log_source(level: int, user_id: str, entry: AdapterEntry, result: AdapterResult[Any], seconds: float) -> None:
+    """One line per source read: what it held, or why it failed (never the records)."""
+    path, url = entry.options.get("path"), entry.options.get("url") or entry.options.get("base_url")
+    # A file's name, or only a URL's host: feed URLs often carry private tokens.
+    name = str(path).rsplit("/", 1)[-1] if path else (urlsplit(str(url)).hostname or "") if url else ""
+    source = f"{entry.category}/{entry.platform}" + (f" ({name})" if name else "")
+    if result.success:
+        noun = _RECORD_NOUNS.get(entry.category, "records")
+        logger.log(
+            level,
+            "source %s for user %s: %d %s in %.0f ms",
+            source,
+            user_id,
+            result.transformed_count,
+            noun,
+            seconds * 1000,
+        )
+    else:
+        logger.log(
+            max(level, logging.WARNING),
+            "source %s for user %s failed: %s",
+            source,
+            user_id,
+            result.error,
+        )
 
 
 def _entries(user: UserConfig, category: str) -> list[AdapterEntry]:

@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -67,6 +68,18 @@ class UserConfig(BaseModel):
     large_expense: float = Field(500, ge=0, description="Expenses at least this big alert.")
     default_destination: str | None = Field(None, description="Commute destination by default.")
     adapters: list[AdapterEntry] = Field(default_factory=list)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        """Refuse an unknown zone at load time (not at the first request)."""
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value[:64]!r}; use an IANA name such as Europe/Lisbon, America/New_York or UTC"
+            ) from None
+        return value
 
     @field_validator("adapters", mode="before")
     @classmethod

@@ -97,5 +97,5 @@ def serve_mcp(
     try:
         from tools.external.mcp.server import serve_stdio
     except ImportError as exc:
-        fail(f"serve-mcp needs the MCP SDK ({exc}); install it with: pip install 'tooldeck[mcp]'")
+        fail(f"serve-mcp needs the MCP SDK ({exc}); install it with: pip install -e '.[mcp]'")
     serve_stdio(target)

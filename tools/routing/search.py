@@ -7,7 +7,7 @@ best matches with their parameter schemas, and calls them; found tools stay load
 view for later turns.
 
 Ranking is BM25 from `bm25s <https://github.com/xhluca/bm25s>`_ (the ``search`` extra:
-``pip install 'tooldeck[search]'``), with English stop words and Snowball stemming
+``pip install -e '.[search]'``), with English stop words and Snowball stemming
 (PyStemmer) so that "searching issues" finds ``search_issues``.
 """
 
@@ -67,7 +67,7 @@ def _bm25() -> Any:
         import bm25s  # type: ignore[import-untyped, unused-ignore]
     except ImportError:  # pragma: no cover - depends on the installed extras
         raise ImportError(
-            "tool search needs the bm25s package: pip install 'tooldeck[search]' (bm25s and PyStemmer)"
+            "tool search needs the bm25s package: pip install -e '.[search]' (bm25s and PyStemmer)"
         ) from None
     return bm25s
 

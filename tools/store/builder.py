@@ -193,7 +193,7 @@ class ToolBuilder:
                 from tools.external.mcp.adapter import MCPAdapter
             except ImportError as exc:
                 raise ToolDefinitionError(
-                    f"MCP tools need the MCP SDK ({exc}); install it with: pip install 'tooldeck[mcp]'"
+                    f"MCP tools need the MCP SDK ({exc}); install it with: pip install -e '.[mcp]'"
                 ) from None
             self._mcp = MCPAdapter(env=self._env)
         return self._mcp

@@ -230,7 +230,7 @@ class ExecutionService:
         try:
             from tools.external.mcp import MCPToolset
         except ImportError as exc:
-            return [f"the MCP SDK is not installed ({exc}); pip install 'tooldeck[mcp]'"]
+            return [f"the MCP SDK is not installed ({exc}); pip install -e '.[mcp]'"]
         from tools.errors import ToolError
 
         mcp = config.mcp

@@ -228,7 +228,7 @@ class MCPServerSource(_Source):
         try:
             from tools.external.mcp import MCPToolset
         except ImportError as exc:
-            raise CatalogError(f"MCP sources need the MCP SDK ({exc}); pip install 'tooldeck[mcp]'") from None
+            raise CatalogError(f"MCP sources need the MCP SDK ({exc}); pip install -e '.[mcp]'") from None
         from tools.errors import ToolError
 
         mcp = self.config()

@@ -91,7 +91,7 @@ class ToolTracer:
             from opentelemetry.trace import SpanKind, Status, StatusCode
         except ImportError as exc:
             raise TracingUnavailableError(
-                "ToolTracer needs OpenTelemetry: pip install 'tooldeck[otel]' (opentelemetry-api), "
+                "ToolTracer needs OpenTelemetry: pip install -e '.[otel]' (opentelemetry-api), "
                 "or build the registry without a tracer"
             ) from exc
         self.record_arguments = record_arguments

@@ -70,7 +70,7 @@ def llama_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--chat_format", "chatml-function-calling",
         "--host", "127.0.0.1",
         "--port", str(port),
-        "--n_ctx", "2048",
+        "--n_ctx", "8192",  # room for every builtin tool schema (about 7,200 tokens)
         "--n_threads", "2",
         "--seed", "7",
     ]  # fmt: skip

@@ -22,6 +22,7 @@ EXPECTED = {
     "OrchestratorService",
     "ServiceConfigError",
     "Settings",
+    "SettingsError",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",

@@ -43,12 +43,7 @@ def state_with(*calls: Any) -> dict[str, Any]:
 
 
 def contents(update: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for message in update["messages"]:
-        body = json.loads(message["content"])
-        body.pop("_metadata")
-        out.append(body)
-    return out
+    return [json.loads(message["content"]) for message in update["messages"]]
 
 
 @pytest.fixture
@@ -87,7 +82,7 @@ def test_answers_each_call_in_order_with_compact_json(node: ToolsNode) -> None:
     for message in update["messages"]:
         parsed = json.loads(message["content"])
         assert message["content"] == json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
-        assert parsed["_metadata"]["tool_name"] == "add"
+    assert all(r["metadata"]["tool_name"] == "add" for r in update["tool_results"])
     records = update["tool_results"]
     assert [(r["tool_call_id"], r["name"], r["arguments"], r["status"]) for r in records] == [
         ("c1", "add", {"a": 1, "b": 2}, "success"),

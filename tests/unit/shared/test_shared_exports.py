@@ -62,6 +62,6 @@ def test_tool_side_imports_without_the_context_extra() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "False the ofx adapter needs the 'context' extra (pip install 'tooldeck[context]'); "
+        "False the ofx adapter needs the 'context' extra (pip install -e '.[context]'); "
         "ofxtools.header is not installed"
     )

@@ -1,6 +1,7 @@
 """Web tools: ``WebTool`` (actions ``search`` and ``load``), search backends, safe fetching.
 
-Reading HTML needs the ``web`` extra (trafilatura): ``pip install 'tooldeck[web]'``.
+Reading HTML needs the ``web`` extra (trafilatura): ``pip install -e '.[web]'`` in a
+checkout.
 """
 
 from tools.builtin.web._http import HttpOptions

@@ -73,7 +73,7 @@ class TrafilaturaExtractor:
         """Extract the page; malformed, truncated or empty HTML gives whatever text it holds.
 
         Raises:
-            ToolError: When trafilatura is not installed (``pip install 'tooldeck[web]'``).
+            ToolError: When trafilatura is not installed (``pip install -e '.[web]'`` in a checkout).
         """
         if page.content_type not in HTML_CONTENT_TYPES:
             return ExtractedPage(title=None, text=page.text().strip())
@@ -88,7 +88,7 @@ class TrafilaturaExtractor:
         except ImportError as exc:
             raise ToolError(
                 "Reading HTML pages is not available: the 'web' extra is not installed "
-                "(pip install 'tooldeck[web]'). Plain-text and JSON URLs still work.",
+                "(pip install -e '.[web]' in a tooldeck checkout). Plain-text and JSON URLs still work.",
             ) from exc
         if not html.strip():
             return ""

@@ -1,6 +1,6 @@
 """MCP for tooldeck: use an MCP server's tools (client) and serve a registry (server).
 
-Needs the ``mcp`` extra (the official SDK): ``pip install tooldeck[mcp]``.
+Needs the ``mcp`` extra (the official SDK): ``pip install -e '.[mcp]'`` in a checkout.
 
 Client::
 

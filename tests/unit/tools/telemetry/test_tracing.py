@@ -239,7 +239,7 @@ def test_tool_types(source: str | None, expected: str) -> None:
 
 def test_without_opentelemetry_a_tracer_is_a_clear_error(mocker: MockerFixture) -> None:
     mocker.patch.dict(sys.modules, {"opentelemetry": None})
-    with pytest.raises(TracingUnavailableError, match=r"pip install 'tooldeck\[otel\]'"):
+    with pytest.raises(TracingUnavailableError, match=r"pip install -e '\.\[otel\]'"):
         ToolTracer()
 
 
