@@ -156,13 +156,13 @@ class Recording:
         self.registry = registry
         self.results: list[ToolResult] = []
 
-    def call_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
-        result = self.registry.call_tool_raw(name, arguments)
+    def call_tool_raw(self, name: str, arguments: Any, /, *, call_id: str | None = None) -> ToolResult:
+        result = self.registry.call_tool_raw(name, arguments, call_id=call_id)
         self.results.append(result)
         return result
 
-    async def acall_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
-        result = await self.registry.acall_tool_raw(name, arguments)
+    async def acall_tool_raw(self, name: str, arguments: Any, /, *, call_id: str | None = None) -> ToolResult:
+        result = await self.registry.acall_tool_raw(name, arguments, call_id=call_id)
         self.results.append(result)
         return result
 

@@ -323,7 +323,9 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
                 if getattr(type(response), "__await__", None) is not None:
                     response = run_coroutine_sync(_awaited(response))
             elif self._async_work():
-                response = run_coroutine_sync(self.execute_internal(request), timeout=timeout)  # type: ignore[arg-type]
+                response = self.execute_internal(request)
+                if getattr(type(response), "__await__", None) is not None:
+                    response = run_coroutine_sync(_awaited(response), timeout=timeout)
             elif executor is not None:
                 work = functools.partial(self.execute_internal, request)
                 response = executor.run(work, timeout=timeout, label=self.name)

@@ -12,6 +12,8 @@ raises `PoolExhausted` at once instead of queueing work nobody will run.
 from __future__ import annotations
 
 import collections
+import contextvars
+import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -77,7 +79,8 @@ class DaemonPool:
                 raise RuntimeError("the tool worker pool is shut down")
             if self._capacity() <= 0:
                 raise PoolExhausted(self._abandoned)
-            self._queue.append((future, fn))
+            # The caller's context variables (the agent's trace span) go with the call.
+            self._queue.append((future, functools.partial(contextvars.copy_context().run, fn)))
             self._wake_or_start()
         return future
 

@@ -29,11 +29,14 @@ RawArguments = str | bytes | Mapping[str, Any] | None
 class ToolRunner(Protocol):
     """What `ToolsNode` needs from a registry (`tools.LocalToolRegistry` provides it)."""
 
-    def call_tool_raw(self, name: str, arguments: RawArguments, /) -> ToolResult:
-        """Run a tool with arguments as the model sent them; never raises."""
+    def call_tool_raw(self, name: str, arguments: RawArguments, /, *, call_id: str | None = None) -> ToolResult:
+        """Run a tool with arguments as the model sent them; never raises.
+
+        ``call_id`` is the model's ``tool_call`` id (for the call's trace span).
+        """
         ...
 
-    async def acall_tool_raw(self, name: str, arguments: RawArguments, /) -> ToolResult:
+    async def acall_tool_raw(self, name: str, arguments: RawArguments, /, *, call_id: str | None = None) -> ToolResult:
         """Async twin of `call_tool_raw`."""
         ...
 
@@ -277,7 +280,7 @@ class ToolsNode:
 
     def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
         registry = self._registry
-        return lambda: registry.call_tool_raw(call.name, call.arguments)
+        return lambda: registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
 
     def _timed_out_in(self, group: Sequence[PendingCall], index: int) -> ToolResult:
         return self._timed_out(group[index])
@@ -310,9 +313,11 @@ class ToolsNode:
     async def _execute(self, call: PendingCall) -> ToolResult:
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
-            return await self._registry.acall_tool_raw(call.name, call.arguments)
+            return await self._registry.acall_tool_raw(call.name, call.arguments, call_id=call.id)
         pool = self._worker_pool()
-        future = pool.submit(functools.partial(self._registry.call_tool_raw, call.name, call.arguments))
+        future = pool.submit(
+            functools.partial(self._registry.call_tool_raw, call.name, call.arguments, call_id=call.id)
+        )
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # timed out or the run was cancelled
@@ -322,7 +327,7 @@ class ToolsNode:
     def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
         started = time.perf_counter()
         try:
-            result = self._registry.call_tool_raw(call.name, call.arguments)
+            result = self._registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
         except Exception as exc:
             result = self._escaped(call, exc)
         return result, (time.perf_counter() - started) * 1000

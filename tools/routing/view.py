@@ -258,18 +258,18 @@ class ToolView:
             return await self._search.aexecute(**arguments)
         return self._refuse(name)
 
-    def call_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+    def call_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
         """Call with the arguments as the model sent them (JSON text or a dict)."""
         if self._allowed(name):
-            return self._registry.call_tool_raw(name, arguments)
+            return self._registry.call_tool_raw(name, arguments, call_id=call_id)
         if self._search is not None and self._is_search(name):
             return self._search.execute_raw(arguments)
         return self._refuse(name)
 
-    async def acall_tool_raw(self, name: str, /, arguments: Arguments) -> ToolResult:
+    async def acall_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
         """Async twin of :meth:`call_tool_raw`."""
         if self._allowed(name):
-            return await self._registry.acall_tool_raw(name, arguments)
+            return await self._registry.acall_tool_raw(name, arguments, call_id=call_id)
         if self._search is not None and self._is_search(name):
             return await self._search.aexecute_raw(arguments)
         return self._refuse(name)

@@ -77,13 +77,19 @@ class AdoptedTool(BaseTool[dict[str, Any], Any]):
                 self._inner = self._make()
             return self._inner
 
-    def execute_internal(self, request: dict[str, Any]) -> Any:
+    def validate_input(self, /, **kwargs: Any) -> Any:
+        """Validate as the adapter-backed tool does (one action, or the action chosen)."""
+        return self._inner_or_error().validate_input(**kwargs)
+
+    def execute_internal(self, request: Any) -> Any:
         """Run the call through the adapter-backed tool (its envelope is kept)."""
+        return self._inner_or_error().execute_internal(request)
+
+    def _inner_or_error(self) -> BaseTool[Any, Any]:
         try:
-            inner = self.delegate()
+            return self.delegate()
         except ToolDefinitionError as exc:
             raise ToolError(f"Tool '{self.name}' is misconfigured and cannot run: {exc}") from None
-        return inner.execute_internal(request)
 
     def __repr__(self) -> str:
         return f"AdoptedTool({self.name!r}, adapter_type={self.config.adapter_type!r})"

@@ -160,11 +160,6 @@ def test_agent_chat_and_tools_are_one_trace_when_run_inline(
     assert tool.parent is not None and tool.parent.span_id == agent.context.span_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ToolsNode's DaemonPool runs calls without the caller's contextvars: parallel tool spans "
-    "start new traces. Fix (orchestrator/graph): submit contextvars.copy_context().run(job).",
-)
 def test_parallel_tool_calls_stay_in_the_agent_trace(
     registry: LocalToolRegistry, tracer: ToolTracer, exporter: InMemorySpanExporter
 ) -> None:

@@ -56,7 +56,7 @@ def test_broken_urls_in_a_row_leave_the_breaker_closed(local_server: LocalServer
     for url, error_type in broken.items():
         result = registry("web", action="load", url=url)
         assert (result["status"], result["error_type"]) == ("error", error_type), (url, result)
-    assert registry.breaker("web").state == "closed"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="load").state == "closed"  # type: ignore[union-attr]
     ok = registry("web", action="load", url=local_server.url("/article"))
     assert ok["status"] == "success", ok
 
@@ -75,8 +75,10 @@ def test_a_dead_search_backend_opens_the_breaker() -> None:
     registry = _registry(WebTool(search_backend=backend))
     for _ in range(2):
         assert registry("web", action="search", query="solar")["error_type"] == "upstream_error"
-    assert registry.breaker("web").state == "open"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="search").state == "open"  # type: ignore[union-attr]
     assert registry("web", action="search", query="solar")["error_type"] == "circuit_open"
+    # One breaker per action: a dead search backend does not stop page loading.
+    assert registry.breaker("web", action="load").state == "closed"  # type: ignore[union-attr]
 
 
 def test_rate_limited_search_backend_opens_the_breaker(local_server: LocalServer) -> None:
@@ -85,7 +87,7 @@ def test_rate_limited_search_backend_opens_the_breaker(local_server: LocalServer
     registry = _registry(WebTool(search_backend=SearxngSearchBackend(local_server.base_url, options=NO_RETRY)))
     for _ in range(2):
         assert registry("web", action="search", query="solar")["error_type"] == "upstream_error"
-    assert registry.breaker("web").state == "open"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="search").state == "open"  # type: ignore[union-attr]
 
 
 def test_a_query_the_backend_refuses_does_not_trip(local_server: LocalServer) -> None:
@@ -96,7 +98,7 @@ def test_a_query_the_backend_refuses_does_not_trip(local_server: LocalServer) ->
         result = registry("web", action="search", query="solar")
         assert result["error_type"] == "upstream_error"
         assert "HTTP 400" in result["error"]
-    assert registry.breaker("web").state == "closed"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="search").state == "closed"  # type: ignore[union-attr]
 
 
 def test_brave_refusing_a_query_does_not_trip_but_a_rejected_key_does(local_server: LocalServer) -> None:
@@ -106,8 +108,8 @@ def test_brave_refusing_a_query_does_not_trip_but_a_rejected_key_does(local_serv
     for _ in range(3):
         local_server.scripted.push(path, 422, b'{"type": "ErrorResponse"}')
         assert "shorter, simpler query" in registry("web", action="search", query="q")["error"]
-    assert registry.breaker("web").state == "closed"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="search").state == "closed"  # type: ignore[union-attr]
     for _ in range(2):
         local_server.scripted.push(path, 401, b'{"type": "ErrorResponse"}')
         assert "rejected the API key" in registry("web", action="search", query="q")["error"]
-    assert registry.breaker("web").state == "open"  # type: ignore[union-attr]
+    assert registry.breaker("web", action="search").state == "open"  # type: ignore[union-attr]

@@ -128,15 +128,15 @@ def test_exception_escaping_the_registry_is_answered(
 ) -> None:
     real_sync, real_async = registry.call_tool_raw, registry.acall_tool_raw
 
-    def sync_fault(name: str, arguments: Any) -> Any:
+    def sync_fault(name: str, arguments: Any, *, call_id: str | None = None) -> Any:
         if name == "crash":
             raise MemoryError("escaped")  # an Exception the tool's own handling let through
-        return real_sync(name, arguments)
+        return real_sync(name, arguments, call_id=call_id)
 
-    async def async_fault(name: str, arguments: Any) -> Any:
+    async def async_fault(name: str, arguments: Any, *, call_id: str | None = None) -> Any:
         if name == "crash":
             raise KeyError("escaped")
-        return await real_async(name, arguments)
+        return await real_async(name, arguments, call_id=call_id)
 
     mocker.patch.object(registry, "call_tool_raw", side_effect=sync_fault)
     mocker.patch.object(registry, "acall_tool_raw", side_effect=async_fault)

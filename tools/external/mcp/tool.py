@@ -71,6 +71,10 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
         manual: Its routing manual (the toolset categorises each tool; source ``mcp``).
     """
 
+    #: The toolset decides where its session's calls run (its own loop, or the loop it was
+    #: opened in); the process's shared tool loop would be a third, foreign loop.
+    run_on_shared_loop = False
+
     def __init__(
         self,
         *,
