@@ -17,13 +17,16 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator.graph import AgentRun
 from orchestrator.graph._content import wire_safe
 from orchestrator.llm import ChatModelError
 from orchestrator.service import OrchestratorService, ServiceConfigError
 from orchestrator.settings import Settings
+
+if TYPE_CHECKING:
+    from tools.store import RegistryService
 
 __all__ = ["EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
 
@@ -81,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
         "the first turn (default: the server decides; llama.cpp's server shows the model no "
         "tools unless this is set)",
     )
+    parser.add_argument(
+        "--agent",
+        metavar="TYPE",
+        help="answer as this agent type, with only its tools (main, plan, explore, debugger, researcher, "
+        "docs-generator, readme-generator, coder, test-writer, reviewer)",
+    )
+    parser.add_argument("--routing-config", metavar="FILE", help="routing overrides (JSON or TOML) for --agent")
     parser.add_argument("--max-iterations", type=int, metavar="N", help="model turns (10)")
     parser.add_argument("--data-dir", help="directory of the knowledge database")
     parser.add_argument("--context-url", help="context service URL (http://127.0.0.1:8765)")
@@ -166,8 +176,10 @@ def main(
             data_dir=args.data_dir,
             context_url=args.context_url,
             strict=args.strict,
+            agent=args.agent,
+            routing_config=args.routing_config,
         )
-        service = OrchestratorService(settings)
+        service = OrchestratorService(settings, adopted_tools=_adopted_tools(env))
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     with service:
@@ -190,6 +202,13 @@ def main(
                 print("", file=stdout)
                 print(format_trace(run, service.model_description), file=stdout)
     return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
+
+
+def _adopted_tools(env: Mapping[str, str]) -> RegistryService:
+    """The tools adopted in the user's and the current directory's registry files."""
+    from tools.store import RegistryService, RegistryStore
+
+    return RegistryService(RegistryStore.from_env(env), env=env)
 
 
 def run_main() -> None:

@@ -9,7 +9,6 @@ nothing lives in module globals.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from tools.routing import ToolView
     from tools.store import RegistryService
 
 __all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError"]
@@ -76,8 +76,9 @@ class OrchestratorService:
             model: Use this model instead of the one the settings select.
             registry: Register into this registry (default: a new one).
             system_prompt: Sent first on each question (None: no system message).
-            adopted_tools: Where the adopted tools come from (default: the registry files of
-                the environment and the current directory, see `tools.store`).
+            adopted_tools: Where the adopted tools come from (``tooldeck adopt``, registry
+                files; see `tools.store`); None: no adopted tools. `from_env` reads them
+                from the environment's and the current directory's registry files.
 
         Raises:
             ServiceConfigError: The data directory cannot be created, a URL is invalid, or
@@ -90,20 +91,21 @@ class OrchestratorService:
         self._adopted_tools = adopted_tools
         try:
             self._register_tools()
+            self.tools = self._tools_for_agent()
             every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
         except BaseException:
             self.close()
             raise
         self.tools_node = ToolsNode(
-            self.registry,
+            self.tools,
             max_parallel=settings.max_parallel,
             call_timeout=settings.call_timeout,
         )
         self._closers.append(self.tools_node.close)
         self.graph = AgentGraph(
             self.model,
-            self.registry,
+            self.tools,
             tools_node=self.tools_node,
             max_iterations=settings.max_iterations,
             system_prompt=system_prompt,
@@ -114,8 +116,34 @@ class OrchestratorService:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **overrides: Any) -> OrchestratorService:
-        """``OrchestratorService(Settings.from_env(env, **overrides))``."""
-        return cls(Settings.from_env(env, **overrides))
+        """The service the environment describes: `Settings.from_env(env, **overrides)` and
+        the tools adopted in the user's and the current directory's registry files.
+
+        Raises:
+            SettingsError: a setting is malformed.
+            ServiceConfigError: the service cannot be built (see the constructor).
+        """
+        from tools.store import RegistryService, RegistryStore
+
+        adopted = RegistryService(RegistryStore.from_env(env), env=env)
+        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted)
+
+    def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
+        """The registry, or the agent type's view of it (``--agent``)."""
+        agent = self.settings.agent
+        if agent is None:
+            return self.registry
+        from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
+
+        try:
+            config = (
+                ToolRoutingConfig.from_file(self.settings.routing_config)
+                if self.settings.routing_config is not None
+                else None
+            )
+            return self.registry.for_agent(agent, ToolRouter(config=config))
+        except RoutingConfigError as exc:
+            raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
 
     @property
     def model_description(self) -> str:
@@ -186,8 +214,8 @@ class OrchestratorService:
             return "none", None
         if choice == "required":
             return None, "required"
-        if choice not in self.registry:
-            known = ", ".join(self.registry.names())
+        if choice not in self.tools:
+            known = ", ".join(self.tools.names())
             raise ServiceConfigError(
                 f"--tool-choice / TOOLDECK_TOOL_CHOICE: no tool named {choice!r}; use auto, "
                 f"required, none or one of: {known}"
@@ -280,11 +308,11 @@ class OrchestratorService:
 
     def _register_adopted(self) -> None:
         """Every adopted tool (``tooldeck adopt``, registry files) beside the builtins."""
-        from tools.store import RegistryFileError, RegistryService, RegistryStore
+        from tools.store import RegistryFileError
 
         service = self._adopted_tools
         if service is None:
-            service = RegistryService(RegistryStore.from_env(os.environ), env=os.environ)
+            return
         self._closers.append(service.close)
         skipped: dict[str, str] = {}
         try:

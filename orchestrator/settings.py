@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     )
     model_timeout: float = Field(120.0, gt=0, description="seconds one model request may take: a number > 0")
     strict: bool | None = Field(None, description="true or false (unset: strict only for api.openai.com)")
+    agent: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9-]{0,40}$",
+        description="an agent type whose tools the model gets, e.g. reviewer (main, plan, explore, debugger, "
+        "researcher, docs-generator, readme-generator, coder, test-writer, reviewer)",
+    )
+    routing_config: Path | None = Field(None, description="a JSON or TOML routing-overrides file")
 
     if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic's plugin gives
 

@@ -68,3 +68,33 @@ def test_unusable_data_dir_is_a_config_error_naming_the_fix(tmp_path: Path) -> N
     blocker.write_text("x")
     with pytest.raises(ServiceConfigError, match="TOOLDECK_DATA_DIR"):
         OrchestratorService(Settings.from_env({}, data_dir=str(blocker / "data")))
+
+
+def test_an_agent_type_gets_only_its_tools(settings: Settings) -> None:
+    reviewer = settings.model_copy(update={"agent": "reviewer"})
+    with OrchestratorService(reviewer) as service:
+        assert service.tools.names() == []  # reviewers read code: none of the builtins is theirs
+        offered = service.graph.tool_definitions()
+        assert offered == []
+        run = service.ask("What is 12*(3+4)?")
+        assert run.tool_results == []
+        denied = service.tools.call_tool("math_solver", expression="1+1")
+        assert denied.error is not None and denied.error.type == "permission_denied"
+        assert "reviewer" in denied.error.message
+    researcher = settings.model_copy(update={"agent": "researcher"})
+    with OrchestratorService(researcher) as service:
+        assert service.tools.names() == ["web", "web_search", "load_web_page"]
+        assert [t["function"]["name"] for t in service.graph.tool_definitions()] == service.tools.names()
+
+
+def test_routing_overrides_come_from_a_file_and_bad_files_are_config_errors(settings: Settings, tmp_path: Path) -> None:
+    config = tmp_path / "routing.toml"
+    config.write_text('[profiles.reviewer]\nadd_categories = ["compute"]\n')
+    with OrchestratorService(settings.model_copy(update={"agent": "reviewer", "routing_config": config})) as service:
+        assert service.tools.names() == ["math_solver"]
+        assert service.ask("What is 12*(3+4)?").answer.startswith("12 * (3 + 4) = 84")
+    config.write_text('[profiles.reviewer]\nadd_categories = ["telepathy"]\n')
+    with pytest.raises(
+        ServiceConfigError, match=r"(?s)routing.toml.*add_categories\[0\]: .telepathy. is not a category"
+    ):
+        OrchestratorService(settings.model_copy(update={"agent": "reviewer", "routing_config": config}))
