@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from datetime import datetime, timezone
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
