@@ -16,6 +16,7 @@ A synchronous ``approver`` callback (``(ApprovalRequest) -> Approve | Deny``) on
 a view or an ``ExecutionService`` asks a person on the spot instead (terminals, CLIs).
 """
 
+from tools.approvals._gate import call_with_approval
 from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny
 from tools.approvals.errors import ApprovalError, ApprovalsFileError, InvalidApprovalIdError, InvalidFreedomLevelError
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
@@ -51,6 +52,7 @@ __all__ = [
     "InvalidFreedomLevelError",
     "ToolApproval",
     "arguments_hash",
+    "call_with_approval",
     "canonical_json",
     "check_approval_id",
     "freedom_from_env",

@@ -24,6 +24,8 @@ from tools.errors import ErrorType, InvalidArgumentsError
 if TYPE_CHECKING:
     from tools.approvals.policy import ApprovalPolicy
     from tools.base import Arguments, BaseTool
+    from tools.registry import LocalToolRegistry
+    from tools.result import ToolResult
     from tools.routing import ToolManual
 
 logger = logging.getLogger("tools.approvals")
@@ -257,3 +259,18 @@ def _check_grant(
             {**base, "version_hash": current, "approved_version_hash": approved.version_hash},
         )
     return Verdict(arguments)
+
+
+def call_with_approval(
+    registry: LocalToolRegistry,
+    name: str,
+    arguments: Arguments,
+    *,
+    policy: ApprovalPolicy,
+    approver: Approver | None = None,
+    call_id: str | None = None,
+) -> ToolResult:
+    """Call ``name`` of ``registry`` under ``policy`` (and ``approver``): what a registry
+    built with ``policy=`` does on every call, for a registry built without one (e.g. one
+    a CLI imported from an application)."""
+    return registry._call_gated(name, arguments, call_id, None, ApprovalGate(policy, approver))

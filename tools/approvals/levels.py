@@ -61,12 +61,12 @@ class FreedomLevel(str, Enum):
         return risk in asks or risk not in _ASKS["low"]
 
     @classmethod
-    def parse(cls, value: object, *, what: str = "freedom level") -> FreedomLevel:
+    def parse(cls, value: object, *, what: str | None = None) -> FreedomLevel:
         """``value`` (a level or its name, any case, surrounding spaces ignored) as a level.
 
         Args:
             value: ``"low"``, ``"medium"``, ``"high"`` or a :class:`FreedomLevel`.
-            what: What carried the value, for the error (e.g. ``"TOOLDECK_FREEDOM"``).
+            what: The setting that carried the value, for the error (e.g. ``"TOOLDECK_FREEDOM"``).
 
         Raises:
             InvalidFreedomLevelError: any other value; the message lists the allowed ones.
@@ -80,7 +80,8 @@ class FreedomLevel(str, Enum):
                     return level
         shown = repr(value)[:40]
         allowed = "; ".join(f"{level.value} ({level.meaning})" for level in cls)
-        raise InvalidFreedomLevelError(f"{what} {shown} is not a freedom level; use one of: {allowed}")
+        named = shown if what is None else f"{what}={shown}"
+        raise InvalidFreedomLevelError(f"{named} is not a freedom level; use one of: {allowed}")
 
 
 #: The level when neither the approvals file nor the caller sets one.

@@ -278,6 +278,9 @@ class RegistryService:
     def build_tools(self, *, skipped: dict[str, str] | None = None) -> list[BaseTool[Any, Any]]:
         """Every adopted tool as a ``BaseTool`` with its manual, sorted by id.
 
+        Each tool carries its :class:`ToolConfig` as ``tool.config``, so approvals bind to
+        ``config.compute_version_hash()`` (:func:`tools.approvals.tool_version_hash`).
+
         Args:
             skipped: When given, receives ``{id: reason}`` for tools that could not be built
                 (they are left out and logged as a WARNING); otherwise the first such
@@ -290,7 +293,10 @@ class RegistryService:
         out: list[BaseTool[Any, Any]] = []
         for config in self.list_tools():
             try:
-                out.append(self.builder.build(config))
+                tool = self.builder.build(config)
+                if getattr(tool, "config", None) is None:  # binaries: approvals bind to the config's hash
+                    tool.config = config  # type: ignore[attr-defined]  # read by tools.approvals.tool_version_hash
+                out.append(tool)
             except (ToolDefinitionError, ValueError) as exc:
                 if skipped is None:
                     raise

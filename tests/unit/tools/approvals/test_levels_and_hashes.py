@@ -53,7 +53,7 @@ def test_the_env_override_is_read_only_from_the_mapping_given() -> None:
     assert freedom_from_env({}) is None
     assert freedom_from_env({"TOOLDECK_FREEDOM": "  "}) is None
     assert freedom_from_env({"TOOLDECK_FREEDOM": "high"}) is FreedomLevel.HIGH
-    with pytest.raises(InvalidFreedomLevelError, match="TOOLDECK_FREEDOM 'hihg' is not a freedom level"):
+    with pytest.raises(InvalidFreedomLevelError, match="TOOLDECK_FREEDOM='hihg' is not a freedom level"):
         freedom_from_env({"TOOLDECK_FREEDOM": "hihg"})
     assert DEFAULT_FREEDOM is FreedomLevel.MEDIUM
 
