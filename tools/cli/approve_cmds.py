@@ -16,6 +16,7 @@ from tools.cli._context import CliContext, console, fail, print_json, print_tabl
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.prompt import Prompt
 
     from tools.approvals import ApprovalPolicy, ApprovalRequest, ApprovalsStore, Approve, Approver, Deny
     from tools.registry import LocalToolRegistry
@@ -92,8 +93,6 @@ class TerminalApprover:
 
     def __call__(self, request: ApprovalRequest) -> Approve | Deny:
         """The person's decision about ``request``."""
-        from rich.prompt import Prompt
-
         from tools.approvals import Approve, Deny
 
         stdin = self._stdin if self._stdin is not None else sys.stdin
@@ -105,8 +104,9 @@ class TerminalApprover:
             )
         out = self._console if self._console is not None else console(stderr=True)
         self._show(out, request)
+        prompt = _line_prompt()
         try:
-            answer = Prompt.ask(
+            answer = prompt.ask(
                 "Run it? [b]y[/]es once, [b]a[/]lways for this version, [b]e[/]dit the arguments, [b]n[/]o",
                 choices=["y", "a", "e", "n"],
                 default="n",
@@ -114,7 +114,7 @@ class TerminalApprover:
                 stream=stdin,
             )
             if answer == "e":
-                return self._edit(out, stdin)
+                return self._edit(out, stdin, prompt)
         except EOFError:
             return Deny("no answer came from the terminal")
         if answer in ("y", "a"):
@@ -135,13 +135,11 @@ class TerminalApprover:
         out.print(Panel(body, title="approval needed", expand=False))
 
     @staticmethod
-    def _edit(out: Console, stdin: TextIO) -> Approve | Deny:
-        from rich.prompt import Prompt
-
+    def _edit(out: Console, stdin: TextIO, prompt: type[Prompt]) -> Approve | Deny:
         from tools.approvals import Approve, Deny
 
         for _ in range(_EDIT_TRIES):
-            text = Prompt.ask("Arguments (one JSON object)", console=out, stream=stdin)
+            text = prompt.ask("Arguments (one JSON object)", console=out, stream=stdin)
             try:
                 value = json.loads(text)
             except ValueError as exc:
@@ -151,6 +149,24 @@ class TerminalApprover:
                 return Approve(arguments=value)
             out.print('the arguments must be one JSON object, e.g. {"path": "a.txt"}; try again', markup=False)
         return Deny("no valid arguments were entered")
+
+
+def _line_prompt() -> type[Prompt]:
+    """rich's ``Prompt`` reading whole lines from a stream: the newline is dropped (so an empty
+    answer takes the default, as with ``input()``) and end of input raises ``EOFError``."""
+    from rich.prompt import Prompt
+
+    class LinePrompt(Prompt):
+        @classmethod
+        def get_input(cls, console: Console, prompt: Any, password: bool, stream: TextIO | None = None) -> str:
+            line = super().get_input(console, prompt, password, stream=stream)
+            if stream is None:
+                return line
+            if not line:
+                raise EOFError
+            return line.rstrip("\r\n")
+
+    return LinePrompt
 
 
 def _say(line: str) -> None:
