@@ -70,19 +70,39 @@ def tool_version_hash(
         store records at adoption. Otherwise the hash of name, version, argument schema,
         risk and mutating (and preset).
     """
-    compute = getattr(getattr(tool, "config", None), "compute_version_hash", None)
+    config = getattr(tool, "config", None)
+    used = manual if manual is not None else tool.get_manual()
+    # The inputs, by identity where they are objects: holding them keeps their ids from being
+    # reused, so a new schema or config is never mistaken for the cached one.
+    key = (tool.name, tool.version, config, tool._input_schema(), used.risk, used.mutating, dict(preset or {}))
+    cached = tool.__dict__.get(_CACHE)
+    if cached is not None and _same(cached[0], key):
+        return cached[1]  # type: ignore[no-any-return]
+    value = _version_hash(tool, config, used, preset)
+    tool.__dict__[_CACHE] = (key, value)
+    return value
+
+
+_CACHE = "_td_approval_hash"
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    return old[2] is new[2] and old[3] is new[3] and old[:2] == new[:2] and old[4:6] == new[4:6] and old[6] == new[6]
+
+
+def _version_hash(tool: BaseTool[Any, Any], config: Any, manual: ToolManual, preset: Mapping[str, Any] | None) -> str:
+    compute = getattr(config, "compute_version_hash", None)
     adopted = compute() if callable(compute) else None
     if isinstance(adopted, str):
         if not preset:
             return adopted
         return _sha256(canonical_json({"adopted": adopted, "preset": dict(preset)}))
-    used = manual if manual is not None else tool.get_manual()
     payload: dict[str, Any] = {
         "name": tool.name,
         "version": tool.version,
         "parameters": tool._input_schema(),
-        "risk": used.risk,
-        "mutating": used.mutating,
+        "risk": manual.risk,
+        "mutating": manual.mutating,
     }
     if preset:
         payload["preset"] = dict(preset)
