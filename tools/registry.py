@@ -30,6 +30,8 @@ from tools.schema import (
 )
 
 if TYPE_CHECKING:
+    from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
+    from tools.approvals._gate import ApprovalGate
     from tools.routing import ToolManual, ToolRouter, ToolView
     from tools.telemetry import ToolTracer
 
@@ -42,10 +44,11 @@ logger = logging.getLogger(__name__)
 class BoundTool:
     """A registered tool bound to its registry: calling it goes through the full call path."""
 
-    __slots__ = ("_entry",)
+    __slots__ = ("_entry", "_registry")
 
-    def __init__(self, entry: ToolEntry) -> None:
+    def __init__(self, entry: ToolEntry, registry: LocalToolRegistry) -> None:
         self._entry = entry
+        self._registry = registry
 
     @property
     def name(self) -> str:
@@ -59,15 +62,21 @@ class BoundTool:
 
     def __call__(self, /, **arguments: Any) -> dict[str, Any]:
         """Call the tool; returns the result dict (``ToolResult.to_dict()``)."""
-        return self._entry.call(arguments).to_dict()
+        return self.call(**arguments).to_dict()
 
     def call(self, /, **arguments: Any) -> ToolResult:
         """Call the tool; returns the :class:`~tools.result.ToolResult`."""
-        return self._entry.call(arguments)
+        gate = self._registry._gate
+        if gate is None:
+            return self._entry.call(arguments)
+        return self._registry._gated(self._entry, arguments, None, None, gate)
 
     async def acall(self, /, **arguments: Any) -> ToolResult:
         """Async twin of :meth:`call`."""
-        return await self._entry.acall(arguments)
+        gate = self._registry._gate
+        if gate is None:
+            return await self._entry.acall(arguments)
+        return await self._registry._agated(self._entry, arguments, None, None, gate)
 
     def __repr__(self) -> str:
         return f"BoundTool({self.name!r})"
@@ -87,6 +96,12 @@ class LocalToolRegistry:
             worker busy (or abandoned by a timed-out call) are refused at once, never queued.
         tracer: Opens one OpenTelemetry span per call (a :class:`tools.telemetry.ToolTracer`,
             extra ``otel``); None: no tracing, no cost.
+        policy: Consulted before every call (:class:`tools.approvals.ApprovalPolicy`): a call
+            that needs a person's approval is a ``permission_denied`` result saying so (not
+            run, not counted by the breaker), unless ``approver`` approves it. None: every
+            call runs, at no cost.
+        approver: Asked synchronously when a call needs approval
+            (``(ApprovalRequest) -> Approve | Deny``); needs ``policy``.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -101,6 +116,8 @@ class LocalToolRegistry:
         default_timeout: float | None = None,
         max_workers: int = 32,
         tracer: ToolTracer | None = None,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
@@ -120,6 +137,15 @@ class LocalToolRegistry:
             tracer=tracer,
         )
         self.tracer = tracer
+        if approver is not None and policy is None:
+            raise ToolDefinitionError("approver= needs policy=: without a policy no call needs approval")
+        self.policy = policy
+        self.approver = approver
+        self._gate: ApprovalGate | None = None
+        if policy is not None:
+            from tools.approvals._gate import ApprovalGate
+
+            self._gate = ApprovalGate(policy, approver)
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
         self._export_cache: dict[tuple[Any, ...], bytes] = {}
@@ -280,7 +306,7 @@ class LocalToolRegistry:
     def get(self, name: str, /) -> BoundTool | None:
         """The tool bound to this registry (call it with keyword arguments), or None."""
         entry = self._entries.get(name)
-        return None if entry is None else BoundTool(entry)
+        return None if entry is None else BoundTool(entry, self)
 
     def get_tool(self, name: str, /) -> BaseTool[Any, Any] | None:
         """The registered tool instance, or None."""
@@ -296,7 +322,14 @@ class LocalToolRegistry:
         """The manual of every registration, in registration order."""
         return [entry.manual for entry in list(self._entries.values())]
 
-    def for_agent(self, agent_type: str, router: ToolRouter | None = None) -> ToolView:
+    def for_agent(
+        self,
+        agent_type: str,
+        router: ToolRouter | None = None,
+        *,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
+    ) -> ToolView:
         """A view that exports and calls only the tools of ``agent_type`` (DESIGN section 8).
 
         Args:
@@ -304,13 +337,15 @@ class LocalToolRegistry:
                 gets every category).
             router: Decides the agent's tools (default: ``ToolRouter()``: the default
                 profiles, no user overrides).
+            policy: The approval policy of this agent's calls (default: the registry's).
+            approver: Asked when a call needs approval (default: the registry's).
 
         Raises:
             RoutingConfigError: the router's config names tools that are not registered.
         """
         from tools.routing import ToolView
 
-        return ToolView(self, agent_type, router=router)
+        return ToolView(self, agent_type, router=router, policy=policy, approver=approver)
 
     def breaker(self, name: str, /, action: str | None = None) -> CircuitBreaker | None:
         """The circuit breaker of a registration (of one ``action`` of a multi-action tool,
@@ -353,31 +388,153 @@ class LocalToolRegistry:
     def __call__(self, name: str, /, **arguments: Any) -> dict[str, Any]:
         """``call_tool(name, **arguments).to_dict()``."""
         entry = self._entries.get(name)
-        return (self._unknown(name) if entry is None else entry.call(arguments)).to_dict()
+        if entry is not None and self._gate is None:
+            return entry.call(arguments).to_dict()
+        return self.call_tool(name, **arguments).to_dict()
 
     def call_tool(self, name: str, /, **arguments: Any) -> ToolResult:
         """Call a tool by name with keyword arguments; never raises for bad calls."""
         entry = self._entries.get(name)
-        return self._unknown(name) if entry is None else entry.call(arguments)
+        if entry is None:
+            return self._unknown(name)
+        if self._gate is None:
+            return entry.call(arguments)
+        return self._gated(entry, arguments, None, None, self._gate)
 
     async def acall_tool(self, name: str, /, **arguments: Any) -> ToolResult:
         """Async twin of :meth:`call_tool`."""
         entry = self._entries.get(name)
-        return self._unknown(name) if entry is None else await entry.acall(arguments)
+        if entry is None:
+            return self._unknown(name)
+        if self._gate is None:
+            return await entry.acall(arguments)
+        return await self._agated(entry, arguments, None, None, self._gate)
 
-    def call_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
+    def call_tool_raw(
+        self,
+        name: str,
+        /,
+        arguments: Arguments,
+        *,
+        call_id: str | None = None,
+        approved: ApprovedCall | None = None,
+    ) -> ToolResult:
         """Call a tool with the arguments as the model sent them (JSON text or a dict).
 
         Text that is not JSON, or not a JSON object, is a ``validation_error`` result.
         ``call_id`` is the model's ``tool_call`` id (recorded on the call's span).
+        ``approved`` (an :class:`tools.approvals.ApprovedCall`) runs a call a person approved
+        despite the policy, only if ``arguments`` are exactly the approved ones and the tool
+        has not changed since; otherwise the call is refused with ``permission_denied``.
         """
         entry = self._entries.get(name)
-        return self._unknown(name, call_id) if entry is None else entry.call(arguments, call_id)
+        if entry is None:
+            return self._unknown(name, call_id)
+        if self._gate is None and approved is None:
+            return entry.call(arguments, call_id)
+        return self._gated(entry, arguments, call_id, approved, self._gate)
 
-    async def acall_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
+    async def acall_tool_raw(
+        self,
+        name: str,
+        /,
+        arguments: Arguments,
+        *,
+        call_id: str | None = None,
+        approved: ApprovedCall | None = None,
+    ) -> ToolResult:
         """Async twin of :meth:`call_tool_raw`."""
         entry = self._entries.get(name)
-        return self._unknown(name, call_id) if entry is None else await entry.acall(arguments, call_id)
+        if entry is None:
+            return self._unknown(name, call_id)
+        if self._gate is None and approved is None:
+            return await entry.acall(arguments, call_id)
+        return await self._agated(entry, arguments, call_id, approved, self._gate)
+
+    # ----------------------------------------------------------------- approvals
+
+    def _gated(
+        self,
+        entry: ToolEntry,
+        arguments: Arguments,
+        call_id: str | None,
+        approved: ApprovedCall | None,
+        gate: ApprovalGate | None,
+    ) -> ToolResult:
+        """Run ``entry`` if ``gate`` (its policy, its approver) or ``approved`` lets it."""
+        if gate is None:
+            from tools.approvals._gate import ApprovalGate
+
+            gate = ApprovalGate(None)
+        verdict = gate.decide(
+            entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
+        )
+        if verdict.error_type is not None:
+            return self.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
+        return entry.call(verdict.arguments, call_id)
+
+    async def _agated(
+        self,
+        entry: ToolEntry,
+        arguments: Arguments,
+        call_id: str | None,
+        approved: ApprovedCall | None,
+        gate: ApprovalGate | None,
+    ) -> ToolResult:
+        """Async twin of :meth:`_gated`."""
+        if gate is None:
+            from tools.approvals._gate import ApprovalGate
+
+            gate = ApprovalGate(None)
+        verdict = await gate.adecide(
+            entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
+        )
+        if verdict.error_type is not None:
+            return self.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
+        return await entry.acall(verdict.arguments, call_id)
+
+    def _call_gated(
+        self, name: str, arguments: Arguments, call_id: str | None, approved: ApprovedCall | None, gate: ApprovalGate
+    ) -> ToolResult:
+        """A call through another gate than the registry's (a view's own policy)."""
+        entry = self._entries.get(name)
+        return self._unknown(name, call_id) if entry is None else self._gated(entry, arguments, call_id, approved, gate)
+
+    async def _acall_gated(
+        self, name: str, arguments: Arguments, call_id: str | None, approved: ApprovedCall | None, gate: ApprovalGate
+    ) -> ToolResult:
+        """Async twin of :meth:`_call_gated`."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return self._unknown(name, call_id)
+        return await self._agated(entry, arguments, call_id, approved, gate)
+
+    def check_approval(
+        self, name: str, /, arguments: Arguments = None, *, policy: ApprovalPolicy | None = None
+    ) -> ApprovalCheck | None:
+        """What ``policy`` (default: the registry's) says of a call of ``name``, without running it.
+
+        Returns None when there is no policy or no such tool. ``check.needs_approval`` ->
+        ``check.request(arguments, call_id=...)`` is what to show a person.
+
+        Raises:
+            ApprovalsFileError: the approvals file is unusable.
+        """
+        policy = policy if policy is not None else self.policy
+        entry = self._entries.get(name)
+        if policy is None or entry is None:
+            return None
+        return policy.check(entry.tool, arguments, manual=entry.manual, preset=entry.preset)
+
+    def tool_version_hash(self, name: str, /) -> str | None:
+        """The version hash approvals of ``name`` are bound to (see
+        :func:`tools.approvals.tool_version_hash`), or None for an unknown name."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return None
+        from tools.approvals import tool_version_hash
+
+        return tool_version_hash(entry.tool, manual=entry.manual, preset=entry.preset)
 
     def refuse(
         self, name: str, /, error_type: ErrorType, message: str, *, details: dict[str, Any] | None = None

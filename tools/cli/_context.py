@@ -19,6 +19,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tools.approvals import ApprovalPolicy, Approver
     from tools.store import ExecutionService, RegistryService, RegistryStore, ToolCatalog
     from tools.telemetry import MetricsStore
 
@@ -76,14 +77,22 @@ class CliContext:
         self._closers.append(service.close)
         return service
 
-    def execution(self, *, artifacts: bool = False) -> ExecutionService:
+    def execution(
+        self, *, artifacts: bool = False, policy: ApprovalPolicy | None = None, approver: Approver | None = None
+    ) -> ExecutionService:
         """The execution service; every call is recorded in ``.tooldeck/metrics.json`` (the
         learning loop behind ``tooldeck stats``); with ``artifacts``, calls are kept under
-        ``.tooldeck/runs``."""
+        ``.tooldeck/runs``; with ``policy`` (and ``approver``), calls are approved first."""
         from tools.store.execution import ExecutionService
 
         runs = self.tooldeck_dir / "runs" if artifacts else None
-        return ExecutionService(self.registry_service(), metrics=self.metrics_store(), artifacts_dir=runs)
+        return ExecutionService(
+            self.registry_service(),
+            metrics=self.metrics_store(),
+            artifacts_dir=runs,
+            policy=policy,
+            approver=approver,
+        )
 
     def metrics_store(self) -> MetricsStore:
         """The project's metrics store (flushed when the command ends)."""

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tools.cli.schema_cmds",
     "tools.cli.executor_cmds",
     "tools.cli.stats_cmds",
+    "tools.cli.approve_cmds",
 )
 
 HELP = """\

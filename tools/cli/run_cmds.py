@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from tools.cli._context import EXIT_TOOL_ERROR, EXIT_USAGE, console, fail, parse_json_object, print_json, state
+from tools.cli.approve_cmds import ApproveMode, cli_approver, cli_policy
 
 
 def register(app: typer.Typer) -> None:
@@ -57,8 +58,16 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     app_dir: Annotated[Path | None, typer.Option("--app-dir", help="Where --registry is imported from.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result envelope as JSON.")] = False,
+    approve: Annotated[
+        ApproveMode,
+        typer.Option("--approve", help="A call that needs approval: ask at the terminal, or deny it."),
+    ] = ApproveMode.ASK,
 ) -> None:
     """Run a tool once and print its result (exit code 1 when it returns an error).
+
+    The freedom level (tooldeck configure freedom) decides which tools need a person's approval.
+
+    --approve ask (the default) asks at the terminal; without a terminal such a call is denied.
 
     [b]Examples[/b]
 
@@ -66,15 +75,20 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
       tooldeck run weather --params '{"city": "Lisbon"}' --json
       tooldeck run forecast --arg city=Porto --arg days:=3 --artifact
       tooldeck run add --registry myapp.tools:build_registry --params '{"a": 1}'
+      tooldeck run shell --arg cmd=ls --approve deny
     """
     cli = state(ctx)
     arguments = parse_args(params, arg or [])
+    policy, approver = cli_policy(cli), cli_approver(approve)
     if registry is not None:
+        from tools.approvals import call_with_approval
         from tools.cli._registry_spec import load_registry
 
-        result = load_registry(registry, app_dir).call_tool_raw(tool_id, arguments)
+        target = load_registry(registry, app_dir)
+        result = call_with_approval(target, tool_id, arguments, policy=policy, approver=approver)
     else:
-        result = cli.execution(artifacts=artifact).execute(tool_id, action, arguments, timeout)
+        execution = cli.execution(artifacts=artifact, policy=policy, approver=approver)
+        result = execution.execute(tool_id, action, arguments, timeout)
         details = (result.error.details or {}) if result.error else {}
         if details.get("reason") == "not_adopted":
             fail(result.error.message if result.error else "not adopted", code=EXIT_USAGE)
@@ -94,6 +108,7 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
 
 
 def call(
+    ctx: typer.Context,
     registry: Annotated[str, typer.Argument(help="module:attribute naming a LocalToolRegistry or a factory.")],
     tool: Annotated[str, typer.Argument(help="The tool name.")],
     arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
@@ -105,9 +120,11 @@ def call(
 
       tooldeck call myapp.tools:build_registry weather '{"city": "Lisbon"}'
     """
+    from tools.approvals import call_with_approval
     from tools.cli._registry_spec import load_registry
 
-    result = load_registry(registry, app_dir).call_tool_raw(tool, arguments)
+    policy, approver = cli_policy(state(ctx)), cli_approver(ApproveMode.ASK)
+    result = call_with_approval(load_registry(registry, app_dir), tool, arguments, policy=policy, approver=approver)
     print_json(result.to_dict())
     if result.error is not None:
         raise typer.Exit(EXIT_TOOL_ERROR)

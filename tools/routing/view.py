@@ -7,6 +7,10 @@ and the tools it can use (recorded by the registry's metrics, not counted by any
 a name that is not registered at all gives the registry's ``unknown_tool`` result. The view
 re-resolves when the registry's tool set changes (``registry.version``).
 
+Approvals: a view consults the registry's :class:`~tools.approvals.ApprovalPolicy` (and
+approver), or its own when given one (``registry.for_agent("coder", policy=...)``); its own
+policy replaces the registry's for calls through the view.
+
 In search mode (:meth:`ToolView.with_tool_search`) the view exports a few pinned tools plus
 ``tool_search``; tools the model finds (or calls by name) are loaded for later turns.
 """
@@ -26,6 +30,8 @@ from tools.routing.search import ToolIndex, ToolSearchTool
 from tools.schema import OnUnsupported, anthropic_tool, mcp_tool, openai_tool
 
 if TYPE_CHECKING:
+    from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
+    from tools.approvals._gate import ApprovalGate
     from tools.base import Arguments, BaseTool
     from tools.registry import LocalToolRegistry
 
@@ -88,6 +94,8 @@ class ToolView:
         pinned: Search mode: the tools exported from the start (besides ``tool_search``);
             None (the default) exports all of the agent's tools.
         search_limit: Search mode: the most matches ``tool_search`` returns by default.
+        policy: The approval policy of calls through this view (default: the registry's).
+        approver: Asked when a call needs approval (default: the registry's).
 
     Raises:
         RoutingConfigError: the router's config names tools that are not registered, a
@@ -102,8 +110,20 @@ class ToolView:
         router: ToolRouter | None = None,
         pinned: Iterable[str] | None = None,
         search_limit: int = 5,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self._registry = registry
+        self._policy = policy
+        self._approver = approver
+        self._gate: ApprovalGate | None = None
+        if policy is not None or approver is not None:
+            effective = policy if policy is not None else registry.policy
+            if effective is None:
+                raise RoutingConfigError("approver= needs a policy (the view's policy= or the registry's)")
+            from tools.approvals._gate import ApprovalGate
+
+            self._gate = ApprovalGate(effective, approver if approver is not None else registry.approver)
         self._agent_type = agent_type
         self._router = router if router is not None else ToolRouter()
         self._lock = threading.RLock()
@@ -139,7 +159,15 @@ class ToolView:
 
         Make one per conversation: the tools the model finds stay loaded in it.
         """
-        return ToolView(self._registry, self._agent_type, router=self._router, pinned=pinned, search_limit=search_limit)
+        return ToolView(
+            self._registry,
+            self._agent_type,
+            router=self._router,
+            pinned=pinned,
+            search_limit=search_limit,
+            policy=self._policy,
+            approver=self._approver,
+        )
 
     # ------------------------------------------------------------------ state
 
@@ -157,6 +185,11 @@ class ToolView:
     def registry(self) -> LocalToolRegistry:
         """The registry behind the view."""
         return self._registry
+
+    @property
+    def policy(self) -> ApprovalPolicy | None:
+        """The approval policy calls through this view follow (its own, else the registry's)."""
+        return self._policy if self._policy is not None else self._registry.policy
 
     @property
     def searchable(self) -> bool:
@@ -245,7 +278,9 @@ class ToolView:
     def call_tool(self, name: str, /, **arguments: Any) -> ToolResult:
         """Call one of the agent's tools; other tools answer ``permission_denied``."""
         if self._allowed(name):
-            return self._registry.call_tool(name, **arguments)
+            if self._gate is None:
+                return self._registry.call_tool(name, **arguments)
+            return self._registry._call_gated(name, arguments, None, None, self._gate)
         if self._search is not None and self._is_search(name):
             return self._search.execute(**arguments)
         return self._refuse(name)
@@ -253,26 +288,44 @@ class ToolView:
     async def acall_tool(self, name: str, /, **arguments: Any) -> ToolResult:
         """Async twin of :meth:`call_tool`."""
         if self._allowed(name):
-            return await self._registry.acall_tool(name, **arguments)
+            if self._gate is None:
+                return await self._registry.acall_tool(name, **arguments)
+            return await self._registry._acall_gated(name, arguments, None, None, self._gate)
         if self._search is not None and self._is_search(name):
             return await self._search.aexecute(**arguments)
         return self._refuse(name)
 
-    def call_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
-        """Call with the arguments as the model sent them (JSON text or a dict)."""
+    def call_tool_raw(
+        self, name: str, /, arguments: Arguments, *, call_id: str | None = None, approved: ApprovedCall | None = None
+    ) -> ToolResult:
+        """Call with the arguments as the model sent them (JSON text or a dict); ``call_id``
+        and ``approved`` as for :meth:`LocalToolRegistry.call_tool_raw`."""
         if self._allowed(name):
-            return self._registry.call_tool_raw(name, arguments, call_id=call_id)
+            if self._gate is None:
+                return self._registry.call_tool_raw(name, arguments, call_id=call_id, approved=approved)
+            return self._registry._call_gated(name, arguments, call_id, approved, self._gate)
         if self._search is not None and self._is_search(name):
             return self._search.execute_raw(arguments)
         return self._refuse(name)
 
-    async def acall_tool_raw(self, name: str, /, arguments: Arguments, *, call_id: str | None = None) -> ToolResult:
+    async def acall_tool_raw(
+        self, name: str, /, arguments: Arguments, *, call_id: str | None = None, approved: ApprovedCall | None = None
+    ) -> ToolResult:
         """Async twin of :meth:`call_tool_raw`."""
         if self._allowed(name):
-            return await self._registry.acall_tool_raw(name, arguments, call_id=call_id)
+            if self._gate is None:
+                return await self._registry.acall_tool_raw(name, arguments, call_id=call_id, approved=approved)
+            return await self._registry._acall_gated(name, arguments, call_id, approved, self._gate)
         if self._search is not None and self._is_search(name):
             return await self._search.aexecute_raw(arguments)
         return self._refuse(name)
+
+    def check_approval(self, name: str, /, arguments: Arguments = None) -> ApprovalCheck | None:
+        """What this view's policy says of a call of ``name`` (None: no policy, or not one of
+        the agent's tools); see :meth:`LocalToolRegistry.check_approval`."""
+        if name not in self._current().name_set:
+            return None
+        return self._registry.check_approval(name, arguments, policy=self.policy)
 
     def _allowed(self, name: str) -> bool:
         state = self._current()

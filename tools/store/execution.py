@@ -5,6 +5,11 @@
 ``details["reason"] == "not_adopted"``), anything else is the tool's own envelope. Each call
 can leave an artifact ``{artifacts_dir}/{timestamp}-{tool_id}.json`` (written atomically)
 with the arguments and the result, every secret value of the registry masked.
+
+Given an :class:`~tools.approvals.ApprovalPolicy`, ``execute`` consults it before a call runs
+(the tool's risk from its manual, approvals bound to ``ToolConfig.compute_version_hash()``):
+a call that needs a person's approval is a ``permission_denied`` envelope saying how to
+approve it, unless the ``approver`` callback approves it on the spot.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools._files import atomic_write_text
 from tools.errors import ToolDefinitionError
@@ -27,6 +32,9 @@ from tools.store._secrets import redact_result, redactor_for
 from tools.store.config import ToolConfig
 from tools.store.errors import RegistryFileError, ToolNotAdoptedError
 from tools.store.service import RegistryService
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalPolicy, ApprovedCall, Approver
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +68,10 @@ class ExecutionService:
         which: Resolves a program on ``PATH`` (injectable for tests).
         clock: Current time, for artifact names.
         server_check_timeout: Seconds :meth:`check_ready` gives an MCP server to start.
+        policy: Consulted before every call (:class:`tools.approvals.ApprovalPolicy`); None:
+            every adopted tool runs.
+        approver: Asked synchronously when a call needs approval
+            (``(ApprovalRequest) -> Approve | Deny``); None: such calls are refused.
     """
 
     def __init__(
@@ -71,6 +83,8 @@ class ExecutionService:
         which: Callable[..., str | None] = shutil.which,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
         server_check_timeout: float = 30.0,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.registry_service = registry_service
         self.metrics = metrics
@@ -78,6 +92,8 @@ class ExecutionService:
         self._which = which
         self._clock = clock
         self._server_timeout = server_check_timeout
+        self.policy = policy
+        self.approver = approver
 
     @property
     def _env(self) -> Mapping[str, str]:
@@ -89,6 +105,8 @@ class ExecutionService:
         action: str = "default",
         params: Mapping[str, Any] | None = None,
         timeout: float = 30.0,
+        *,
+        approved: ApprovedCall | None = None,
     ) -> ToolResult:
         """Run adopted tool ``tool_id`` once and return its envelope (never raises for the call).
 
@@ -98,6 +116,8 @@ class ExecutionService:
                 run; ``"default"`` runs the only one (or an action named ``default``).
             params: The arguments.
             timeout: Seconds the call may take.
+            approved: A call a person approved (``ApprovalRequest.approved(...)``): runs
+                despite the policy if ``params`` (with the action) are exactly those approved.
 
         Raises:
             RegistryFileError: a registry file is corrupt (a setup error, not a call error).
@@ -115,7 +135,7 @@ class ExecutionService:
                 metadata={"tool_name": tool_id[:64]},
             )
         else:
-            result = self._run(config, action, arguments, timeout)
+            result = self._run(config, action, arguments, timeout, approved)
         redactor = redactor_for(registry.tools.values(), self._env)
         result = redact_result(result, redactor)
         if self.metrics is not None and config is not None:
@@ -124,7 +144,14 @@ class ExecutionService:
             self._write_artifact(tool_id, action, arguments, result, started=started, redactor=redactor)
         return result
 
-    def _run(self, config: ToolConfig, action: str, arguments: dict[str, Any], timeout: float) -> ToolResult:
+    def _run(
+        self,
+        config: ToolConfig,
+        action: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        approved: ApprovedCall | None = None,
+    ) -> ToolResult:
         try:
             tool = self.registry_service.builder.build(config, call_timeout=timeout)
         except (ToolDefinitionError, ValueError) as exc:
@@ -141,6 +168,17 @@ class ExecutionService:
                 f"Tool '{config.id}' has a single action; call it without an action (got {action[:64]!r}).",
                 metadata={"tool_name": config.id},
             )
+        if self.policy is not None or approved is not None:
+            from tools.approvals._gate import ApprovalGate
+
+            verdict = ApprovalGate(self.policy, self.approver).decide(
+                tool, tool.get_manual(), arguments, version_hash=config.compute_version_hash(), approved=approved
+            )
+            if verdict.error_type is not None:
+                return ToolResult.failure(
+                    verdict.error_type, verdict.message, details=verdict.details, metadata={"tool_name": config.id}
+                )
+            return tool.execute_raw(verdict.arguments)
         return tool.execute(**arguments)
 
     def _write_artifact(
@@ -203,7 +241,26 @@ class ExecutionService:
             notes.append(
                 "its settings changed since it was adopted; review them and adopt it again to approve this version"
             )
+        notes += self._approval_notes(config)
         return ReadinessCheck(tool_id, not missing, missing, notes)
+
+    def _approval_notes(self, config: ToolConfig) -> list[str]:
+        """What the policy says: a tool that needs a person's approval runs only once approved."""
+        if self.policy is None:
+            return []
+        from tools.approvals import ApprovalError
+        from tools.store.builder import manual_for
+
+        try:
+            check = self.policy.check(manual_for(config, config.parameters), version_hash=config.compute_version_hash())
+        except ApprovalError as exc:
+            return [f"approvals cannot be checked: {exc}"]
+        if check.allowed:
+            return []
+        return [
+            f"it needs a person's approval before it runs ({check.reason}); "
+            f"approve it with: tooldeck approve {config.id}"
+        ]
 
     def _program_problems(self, config: ToolConfig) -> list[str]:
         program: str | None = None

@@ -3,12 +3,19 @@
 Every operation reads the registry files afresh, so several processes (the CLI, an
 orchestrator, a script) can share a project without stale state.
 
-Approvals are small on purpose (a later layer, ``tools.approvals``, adds the freedom dial):
-adopting a tool *is* approving the version adopted, recorded as the entry's
-``version_hash``. :meth:`RegistryService.needs_reapproval` is true when the entry now hashes
-differently (someone edited its settings), and :meth:`RegistryService.is_approved` is true
-for an adopted entry that does not need re-approval. A hand-written entry without a
-``version_hash`` counts as approved: the operator wrote it.
+Adoption records the version adopted as the entry's ``version_hash``
+(:meth:`ToolConfig.compute_version_hash`). :meth:`RegistryService.needs_reapproval` is true
+when the entry now hashes differently (someone edited its settings), and
+:meth:`RegistryService.is_approved` is true for an adopted entry that does not need
+re-approval. A hand-written entry without a ``version_hash`` counts as adopted as it is: the
+operator wrote it.
+
+With an :class:`~tools.approvals.ApprovalsStore` (``approvals=``), approval means what the
+freedom dial means by it (``tools.approvals``): a person approved the tool for its current
+version hash, the same hash adoption records (``tool_version_hash(tool)`` of a built tool is
+``config.compute_version_hash()``). Then :meth:`~RegistryService.is_approved` also needs a
+stored approval for the current hash, and :meth:`~RegistryService.needs_reapproval` is also
+true when the stored approval is for another hash.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError
@@ -28,6 +35,9 @@ from tools.store.config import Registry, ToolConfig
 from tools.store.errors import AlreadyAdoptedError, CatalogError, StoreError, ToolNotAdoptedError
 from tools.store.registry_store import RegistryStore
 from tools.store.sources import CatalogEntry, normalize_capability
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalsStore
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +80,8 @@ class RegistryService:
         env: The environment tools run with (secrets are read from it at call time); used
             only when ``builder`` is not given.
         clock: Current time, for ``adopted_at`` (injectable for tests).
+        approvals: The approvals file; when given, :meth:`is_approved` and
+            :meth:`needs_reapproval` also consult its per-tool approvals (module docstring).
     """
 
     def __init__(
@@ -80,8 +92,10 @@ class RegistryService:
         builder: ToolBuilder | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        approvals: ApprovalsStore | None = None,
     ) -> None:
         self.store = store
+        self.approvals = approvals
         self.catalog = catalog
         self.builder = builder if builder is not None else ToolBuilder(env=env)
         self._clock = clock
@@ -233,19 +247,39 @@ class RegistryService:
         return CapabilityMatch(wanted, available, suggested)
 
     def is_approved(self, tool_id: str) -> bool:
-        """True when ``tool_id`` is adopted and unchanged since (see the module docstring)."""
+        """True when ``tool_id`` is adopted and unchanged since (see the module docstring);
+        with ``approvals``, also approved for its current version hash.
+
+        Raises:
+            ApprovalsFileError: the approvals file is unusable.
+        """
         config = self.load().get(tool_id)
-        return config is not None and not _changed(config)
+        if config is None or _changed(config):
+            return False
+        return self.approvals is None or self.approvals.is_approved(tool_id, config.compute_version_hash())
 
     def needs_reapproval(self, tool_id: str) -> bool:
-        """True when ``tool_id`` is adopted but its settings changed since it was adopted."""
+        """True when ``tool_id`` is adopted but its settings changed since it was adopted, or
+        (with ``approvals``) since a person approved it.
+
+        Raises:
+            ApprovalsFileError: the approvals file is unusable.
+        """
         config = self.load().get(tool_id)
-        return config is not None and _changed(config)
+        if config is None:
+            return False
+        if _changed(config):
+            return True
+        stored = self.approvals.get(tool_id) if self.approvals is not None else None
+        return stored is not None and stored.version_hash != config.compute_version_hash()
 
     # ------------------------------------------------------------------ building
 
     def build_tools(self, *, skipped: dict[str, str] | None = None) -> list[BaseTool[Any, Any]]:
         """Every adopted tool as a ``BaseTool`` with its manual, sorted by id.
+
+        Each tool carries its :class:`ToolConfig` as ``tool.config``, so approvals bind to
+        ``config.compute_version_hash()`` (:func:`tools.approvals.tool_version_hash`).
 
         Args:
             skipped: When given, receives ``{id: reason}`` for tools that could not be built
@@ -259,7 +293,10 @@ class RegistryService:
         out: list[BaseTool[Any, Any]] = []
         for config in self.list_tools():
             try:
-                out.append(self.builder.build(config))
+                tool = self.builder.build(config)
+                if getattr(tool, "config", None) is None:  # binaries: approvals bind to the config's hash
+                    tool.config = config  # type: ignore[attr-defined]  # read by tools.approvals.tool_version_hash
+                out.append(tool)
             except (ToolDefinitionError, ValueError) as exc:
                 if skipped is None:
                     raise

@@ -277,6 +277,7 @@ def test_one_module_per_command_group() -> None:
         "tools.cli.schema_cmds",
         "tools.cli.executor_cmds",
         "tools.cli.stats_cmds",
+        "tools.cli.approve_cmds",
     )
     import importlib
 

@@ -1,0 +1,60 @@
+"""Approvals: the freedom dial and human-in-the-loop (DESIGN section 11).
+
+::
+
+    store = ApprovalsStore.from_env(os.environ)                 # ~/.config/tooldeck/approvals.json
+    policy = ApprovalPolicy(freedom_from_env(os.environ), store)  # TOOLDECK_FREEDOM, else the file's level
+    registry = LocalToolRegistry(policy=policy)                  # every call path consults it
+    registry.call_tool("delete_file", path="x")                  # -> permission_denied: a person must approve
+
+    check = registry.check_approval("delete_file", {"path": "x"})
+    request = check.request({"path": "x"}, call_id="call_1")     # JSON-serialisable
+    approved = policy.apply(request, Approve(remember=False))     # what a person decided
+    registry.call_tool_raw("delete_file", approved.arguments, approved=approved)   # runs once, exactly so
+
+A synchronous ``approver`` callback (``(ApprovalRequest) -> Approve | Deny``) on a registry,
+a view or an ``ExecutionService`` asks a person on the spot instead (terminals, CLIs).
+"""
+
+from tools.approvals._gate import call_with_approval
+from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny
+from tools.approvals.errors import ApprovalError, ApprovalsFileError, InvalidApprovalIdError, InvalidFreedomLevelError
+from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
+from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
+from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
+from tools.approvals.store import (
+    APPROVALS_FILE,
+    MAX_APPROVALS_BYTES,
+    ApprovalsFile,
+    ApprovalsStore,
+    ToolApproval,
+    check_approval_id,
+)
+
+__all__ = [
+    "APPROVALS_FILE",
+    "DEFAULT_FREEDOM",
+    "FREEDOM_VARIABLE",
+    "MAX_APPROVALS_BYTES",
+    "ApprovalCheck",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "ApprovalsFile",
+    "ApprovalsFileError",
+    "ApprovalsStore",
+    "Approve",
+    "ApprovedCall",
+    "Approver",
+    "Deny",
+    "FreedomLevel",
+    "InvalidApprovalIdError",
+    "InvalidFreedomLevelError",
+    "ToolApproval",
+    "arguments_hash",
+    "call_with_approval",
+    "canonical_json",
+    "check_approval_id",
+    "freedom_from_env",
+    "tool_version_hash",
+]

@@ -1,0 +1,157 @@
+"""What a person decides about a call that needs approval, and what the decision carries.
+
+* :class:`ApprovalRequest`: one call waiting for a person (tool, arguments, their hash, risk,
+  why it needs approval). JSON-serialisable (:meth:`ApprovalRequest.to_dict` /
+  :meth:`ApprovalRequest.from_dict`), so a paused agent run can store it.
+* :class:`Approve` / :class:`Deny`: the person's decision (small frozen values).
+* :class:`ApprovedCall`: an approved call, bound to the tool's name, its version hash and the
+  hash of exactly the arguments approved. A registry given one
+  (``call_tool_raw(name, arguments, approved=...)``) runs the call despite its policy, and only
+  when the arguments are exactly those approved and the tool has not changed since.
+* :data:`Approver`: a synchronous callback ``(ApprovalRequest) -> Approve | Deny`` for
+  terminals and CLIs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tools._arguments import parse_arguments
+from tools.approvals.hashing import arguments_hash
+from tools.approvals.levels import FreedomLevel
+from tools.routing.manual import RiskLevel
+
+if TYPE_CHECKING:
+    from tools.base import Arguments
+
+
+@dataclass(frozen=True)
+class Approve:
+    """A person approves a call.
+
+    Attributes:
+        arguments: Run with these arguments instead of the requested ones (they are
+            validated like any call, and hashed again); None: exactly as requested.
+        remember: Also store an approval for this tool version, so later calls run
+            without asking until the tool changes.
+    """
+
+    arguments: Mapping[str, Any] | None = None
+    remember: bool = False
+
+
+@dataclass(frozen=True)
+class Deny:
+    """A person denies a call; ``message`` (optional) is passed on to the model."""
+
+    message: str = ""
+
+
+#: A synchronous callback that asks a person (a terminal prompt, a CLI).
+Approver = Callable[["ApprovalRequest"], Approve | Deny]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A call that needs a person's approval.
+
+    Attributes:
+        tool: The tool's registered name.
+        arguments: The call's arguments, decoded.
+        arguments_hash: :func:`~tools.approvals.arguments_hash` of ``arguments``.
+        version_hash: The tool's :func:`~tools.approvals.tool_version_hash`.
+        risk: The tool's risk.
+        freedom: The freedom level in force.
+        reason: Why it needs approval, in a sentence a person can read.
+        call_id: The model's ``tool_call`` id, when the call came from a model.
+    """
+
+    tool: str
+    arguments: dict[str, Any]
+    arguments_hash: str
+    version_hash: str
+    risk: RiskLevel
+    freedom: FreedomLevel
+    reason: str
+    call_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (the inverse of :meth:`from_dict`)."""
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "arguments_hash": self.arguments_hash,
+            "version_hash": self.version_hash,
+            "risk": self.risk,
+            "freedom": self.freedom.value,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
+        """The request :meth:`to_dict` produced.
+
+        Raises:
+            ValueError: a field is missing or has the wrong type, or ``arguments_hash`` does
+                not match ``arguments`` (the stored request was altered).
+        """
+        try:
+            arguments = data["arguments"]
+            if not isinstance(arguments, dict):
+                raise TypeError("arguments must be an object")
+            request = cls(
+                tool=str(data["tool"]),
+                arguments=dict(arguments),
+                arguments_hash=str(data["arguments_hash"]),
+                version_hash=str(data["version_hash"]),
+                risk=data["risk"],
+                freedom=FreedomLevel.parse(data["freedom"]),
+                reason=str(data.get("reason", "")),
+                call_id=None if data.get("call_id") is None else str(data["call_id"]),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not an approval request: {exc}") from None
+        if arguments_hash(request.arguments) != request.arguments_hash:
+            raise ValueError(f"approval request for {request.tool!r}: arguments_hash does not match its arguments")
+        return request
+
+    def approved(self, decision: Approve | None = None) -> ApprovedCall:
+        """The call as approved by ``decision`` (default: exactly as requested).
+
+        Raises:
+            InvalidArgumentsError: the edited arguments are not a JSON object.
+        """
+        edited = None if decision is None else decision.arguments
+        return ApprovedCall.of(self.tool, self.arguments if edited is None else edited, self.version_hash, self.call_id)
+
+
+@dataclass(frozen=True)
+class ApprovedCall:
+    """A call a person approved: run it with ``registry.call_tool_raw(..., approved=this)``.
+
+    Attributes:
+        tool: The tool's registered name.
+        arguments: Exactly the arguments approved.
+        arguments_hash: Their hash; the registry refuses other arguments.
+        version_hash: The tool version approved; the registry refuses a changed tool.
+        call_id: The model's ``tool_call`` id, when known.
+    """
+
+    tool: str
+    arguments: dict[str, Any]
+    arguments_hash: str
+    version_hash: str
+    call_id: str | None = None
+
+    @classmethod
+    def of(cls, tool: str, arguments: Arguments, version_hash: str, call_id: str | None = None) -> ApprovedCall:
+        """An approved call of ``tool`` with ``arguments`` (decoded and hashed now) for ``version_hash``.
+
+        Raises:
+            InvalidArgumentsError: ``arguments`` is not a JSON object (or JSON text of one).
+        """
+        kept = parse_arguments(arguments, tool)
+        return cls(tool, kept, arguments_hash(kept), version_hash, call_id)

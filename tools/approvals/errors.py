@@ -1,0 +1,50 @@
+"""Errors of the approvals layer, each naming the thing, the cause and the fix.
+
+::
+
+    ApprovalError (TooldeckError)
+    +-- ApprovalsFileError        the approvals file is unreadable, too large or invalid (never overwritten)
+    +-- InvalidFreedomLevelError  a freedom level that is not low, medium or high (also a ValueError)
+    +-- InvalidApprovalIdError    an approval id that is not a tool name (also a ValueError)
+
+These are for the developer and the operator. A call refused for want of an approval is
+never an exception: it is a ``permission_denied`` :class:`~tools.result.ToolResult`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.errors import TooldeckError
+
+
+class ApprovalError(TooldeckError):
+    """An approvals operation failed; the message says what to do."""
+
+
+class ApprovalsFileError(ApprovalError):
+    """The approvals file cannot be used; it is left untouched.
+
+    Attributes:
+        path: The file.
+        line: The 1-based line of the problem, when known.
+        problem: What is wrong.
+    """
+
+    def __init__(self, path: Path, problem: str, *, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(
+            f"approvals file {where}: {problem}; fix or remove the file "
+            "(tooldeck never overwrites an approvals file it cannot read)"
+        )
+        self.path = path
+        self.line = line
+        self.problem = problem
+
+
+class InvalidFreedomLevelError(ApprovalError, ValueError):
+    """A freedom level name that is not one of ``low``, ``medium``, ``high``."""
+
+
+class InvalidApprovalIdError(ApprovalError, ValueError):
+    """An approval id that is not a tool name (``^[a-zA-Z0-9_-]{1,64}$``)."""
