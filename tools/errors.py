@@ -12,6 +12,7 @@
     │   ├── PermissionDeniedError  the call is not allowed        -> permission_denied
     │   ├── CircuitOpenError       the tool is failing, resting   -> circuit_open (retryable)
     │   └── ToolCancelledError     the run was cancelled          -> cancelled
+    ├── DataFileError              a registry / approvals file is unusable (left untouched)
     └── ToolDefinitionError        the developer misused the API; raised, never enveloped
         ├── InvalidToolNameError   a name OpenAI would reject
         ├── DuplicateToolError     a name registered twice without ``replace=True``
@@ -28,7 +29,10 @@ everyone, so ``ToolError`` does not trip by default; ``UpstreamError`` and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ErrorType = Literal[
     "validation_error",
@@ -135,6 +139,28 @@ class ToolCancelledError(ToolError):
     """The run was cancelled before the call finished."""
 
     error_type: ClassVar[ErrorType] = "cancelled"
+
+
+class DataFileError(TooldeckError):
+    """A file tooldeck keeps (a registry, the approvals) cannot be used; it is left untouched.
+
+    Attributes:
+        path: The file.
+        line: The 1-based line of the problem, when known.
+        problem: What is wrong.
+    """
+
+    #: What the file is, in messages ("registry file", "approvals file").
+    kind: ClassVar[str] = "data file"
+
+    def __init__(self, path: Path, problem: str, *, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(
+            f"{self.kind} {where}: {problem}; fix or remove the file (tooldeck never overwrites a file it cannot read)"
+        )
+        self.path = path
+        self.line = line
+        self.problem = problem
 
 
 class ToolDefinitionError(TooldeckError):

@@ -13,33 +13,17 @@ never an exception: it is a ``permission_denied`` :class:`~tools.result.ToolResu
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tools.errors import TooldeckError
+from tools.errors import DataFileError, TooldeckError
 
 
 class ApprovalError(TooldeckError):
     """An approvals operation failed; the message says what to do."""
 
 
-class ApprovalsFileError(ApprovalError):
-    """The approvals file cannot be used; it is left untouched.
+class ApprovalsFileError(ApprovalError, DataFileError):
+    """The approvals file cannot be used; it is left untouched (``path``, ``line``, ``problem``)."""
 
-    Attributes:
-        path: The file.
-        line: The 1-based line of the problem, when known.
-        problem: What is wrong.
-    """
-
-    def __init__(self, path: Path, problem: str, *, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(
-            f"approvals file {where}: {problem}; fix or remove the file "
-            "(tooldeck never overwrites an approvals file it cannot read)"
-        )
-        self.path = path
-        self.line = line
-        self.problem = problem
+    kind = "approvals file"
 
 
 class InvalidFreedomLevelError(ApprovalError, ValueError):

@@ -38,6 +38,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tools._datafile import parse_document, read_text
 from tools._files import atomic_write_text
 from tools._names import TOOL_NAME_RULE, is_tool_name
 from tools.approvals.errors import ApprovalError, ApprovalsFileError, InvalidApprovalIdError
@@ -307,39 +308,13 @@ def _stat_key(target: Path, shown: Path) -> tuple[int, ...] | None:
 
 def _read(target: Path, shown: Path) -> ApprovalsFile:
     """Parse the approvals file at ``target`` (``shown`` is the path named in errors)."""
-    try:
-        with open(target, "rb") as handle:
-            raw = handle.read(MAX_APPROVALS_BYTES + 1)
-    except FileNotFoundError:
+    text = read_text(
+        target,
+        error=ApprovalsFileError,
+        max_bytes=MAX_APPROVALS_BYTES,
+        empty_example='{"version": 1, "approvals": {}}',
+        shown=shown,
+    )
+    if text is None:
         return ApprovalsFile()
-    except OSError as exc:
-        raise ApprovalsFileError(shown, f"cannot be read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_APPROVALS_BYTES:
-        raise ApprovalsFileError(shown, f"is larger than {MAX_APPROVALS_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ApprovalsFileError(shown, "is not UTF-8 text", line=raw[: exc.start].count(b"\n") + 1) from None
-    if not text.strip():
-        raise ApprovalsFileError(shown, 'is empty; an empty approvals file is {"version": 1, "approvals": {}}', line=1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ApprovalsFileError(shown, f"is not valid JSON ({exc.msg}, column {exc.colno})", line=exc.lineno) from None
-    except RecursionError:
-        raise ApprovalsFileError(shown, "is nested too deeply") from None
-    if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > APPROVALS_VERSION:
-        raise ApprovalsFileError(
-            shown,
-            f"has schema version {data['version']}, newer than this tooldeck reads ({APPROVALS_VERSION}); "
-            "upgrade tooldeck",
-        )
-    try:
-        return ApprovalsFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(part)[:80] for part in first["loc"]) or "(top level)"
-        more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-        raise ApprovalsFileError(shown, f"{where}: {first['msg']}{more}") from None
-    except RecursionError:
-        raise ApprovalsFileError(shown, "is nested too deeply") from None
+    return parse_document(text, shown, ApprovalsFile, error=ApprovalsFileError, newest=APPROVALS_VERSION)

@@ -12,33 +12,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tools.errors import TooldeckError
+from tools.errors import DataFileError, TooldeckError
 
 
 class StoreError(TooldeckError):
     """A tool-store operation failed; the message says what to do."""
 
 
-class RegistryFileError(StoreError):
-    """A registry file cannot be used; it is left untouched.
+class RegistryFileError(StoreError, DataFileError):
+    """A registry file cannot be used; it is left untouched (``path``, ``line``, ``problem``)."""
 
-    Attributes:
-        path: The file.
-        line: The 1-based line of the problem, when known.
-        problem: What is wrong.
-    """
-
-    def __init__(self, path: Path, problem: str, *, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(
-            f"registry file {where}: {problem}; fix or remove the file "
-            "(tooldeck never overwrites a registry it cannot read)"
-        )
-        self.path = path
-        self.line = line
-        self.problem = problem
+    kind = "registry file"
 
 
 class ToolNotAdoptedError(StoreError, LookupError):

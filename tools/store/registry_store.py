@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,8 +20,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from tools._datafile import invalid, parse_json, read_text
 from tools._files import atomic_write_text
-from tools.store._jsonpos import line_of
 from tools.store.config import REGISTRY_VERSION, Registry
 from tools.store.errors import RegistryFileError, StoreError
 
@@ -157,62 +156,19 @@ def load_registry_file(path: Path) -> Registry:
     Raises:
         RegistryFileError: unreadable, too large, empty, not JSON, or not a valid registry.
     """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REGISTRY_BYTES + 1)
-    except FileNotFoundError:
+    text = read_text(
+        path, error=RegistryFileError, max_bytes=MAX_REGISTRY_BYTES, empty_example='{"version": 1, "tools": {}}'
+    )
+    if text is None:
         return Registry()
-    except IsADirectoryError:
-        raise RegistryFileError(path, "is a directory, not a file") from None
-    except OSError as exc:
-        raise RegistryFileError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_REGISTRY_BYTES:
-        raise RegistryFileError(path, f"is larger than {MAX_REGISTRY_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise RegistryFileError(path, "is not UTF-8 text", line=line) from None
-    if not text.strip():
-        raise RegistryFileError(path, 'is empty; an empty registry is {"version": 1, "tools": {}}', line=1)
     try:
         return Registry.model_validate_json(text)  # the fast path: files tooldeck wrote
     except ValidationError:
         pass
+    data = parse_json(text, path, error=RegistryFileError, newest=REGISTRY_VERSION)
     try:
-        return Registry.from_data(json.loads(text))  # hand-written entries without "id"
-    except (ValueError, RecursionError, ValidationError):
-        pass
-    raise _explain(path, text)
-
-
-def _explain(path: Path, text: str) -> RegistryFileError:
-    """The error for a file that pydantic refused: JSON syntax first, then the first field."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return RegistryFileError(path, f"is not valid JSON ({exc.msg}, column {exc.colno})", line=exc.lineno)
-    except RecursionError:
-        return RegistryFileError(path, "is nested too deeply")
-    if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > REGISTRY_VERSION:
-        return RegistryFileError(
-            path,
-            f"has schema version {data['version']}, newer than this tooldeck reads ({REGISTRY_VERSION}); "
-            "upgrade tooldeck",
-            line=line_of(text, ["version"]),
-        )
-    try:
-        Registry.from_data(data)
+        return Registry.from_data(data)  # hand-written entries without "id"
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [part for part in first["loc"] if isinstance(part, str | int)]
-        where = ".".join(str(part) for part in loc) or "(top level)"
-        try:
-            line = line_of(text, loc)
-        except RecursionError:
-            line = None
-        more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-        return RegistryFileError(path, f"{where}: {first['msg']}{more}", line=line)
+        raise invalid(exc, text, path, error=RegistryFileError) from None
     except RecursionError:
-        return RegistryFileError(path, "is nested too deeply")
-    return RegistryFileError(path, "is not a valid registry")  # pragma: no cover - both parsers agree
+        raise RegistryFileError(path, "is nested too deeply") from None

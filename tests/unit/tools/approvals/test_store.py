@@ -94,20 +94,20 @@ CORRUPT = {
     "not json": ("{nope", "is not valid JSON", 1),
     "truncated": ('{\n  "version": 1,\n  "approvals": {\n', "is not valid JSON", 4),
     "empty": ("  \n", "is empty", 1),
-    "a list": ("[]", "(top level)", None),
-    "bad level": ('{"version": 1, "freedom": "max"}', "freedom: Input should be 'low', 'medium' or 'high'", None),
+    "a list": ("[]", "(top level)", 1),
+    "bad level": ('{"version": 1,\n "freedom": "max"}', "freedom: Input should be 'low', 'medium' or 'high'", 2),
     "bad hash": (
         '{"approvals": {"t": {"version_hash": "abc", "approved_at": "2026-01-01T00:00:00Z"}}}',
         "approvals.t.version_hash",
-        None,
+        1,
     ),
     "id not a tool name": (
         '{"approvals": {"../../etc/passwd": {"version_hash": "' + H1 + '", "approved_at": "2026-01-01T00:00:00Z"}}}',
         "is not a tool name",
-        None,
+        1,
     ),
-    "unknown key": ('{"version": 1, "freedom_level": "low"}', "freedom_level", None),
-    "newer schema": ('{"version": 7}', "schema version 7, newer than", None),
+    "unknown key": ('{"version": 1,\n\n "freedom_level": "low"}', "freedom_level", 3),
+    "newer schema": ('{"version": 7}', "schema version 7, newer than", 1),
     "deep nesting": ("[" * 100_000 + "]" * 100_000, "", None),
 }
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tools.store import Registry, RegistryFileError, RegistryStore, user_config_dir
-from tools.store._jsonpos import line_of
+from tools._jsonpos import line_of
 
 from .conftest import http_config
 
