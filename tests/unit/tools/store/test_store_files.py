@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tools.store import Registry, RegistryFileError, RegistryStore, user_config_dir
 from tools._jsonpos import line_of
+from tools.store import Registry, RegistryFileError, RegistryStore, user_config_dir
 
 from .conftest import http_config
 
