@@ -7,6 +7,7 @@ from tools.base import BaseTool
 from tools.composite import ActionCall, ActionStrategy, CompositeTool
 from tools.errors import (
     CircuitOpenError,
+    DataFileError,
     DuplicateToolError,
     ErrorType,
     InvalidArgumentsError,
@@ -16,6 +17,7 @@ from tools.errors import (
     TooldeckError,
     ToolDefinitionError,
     ToolError,
+    ToolSaturatedError,
     ToolTimeoutError,
     UnknownActionError,
     UnknownToolError,
@@ -36,6 +38,7 @@ __all__ = [
     "CircuitBreaker",
     "CircuitOpenError",
     "CompositeTool",
+    "DataFileError",
     "DuplicateToolError",
     "ErrorInfo",
     "ErrorType",
@@ -51,6 +54,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolResult",
+    "ToolSaturatedError",
     "ToolStats",
     "ToolTimeoutError",
     "TooldeckError",

@@ -18,16 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from tools._aio import DeadlineExceeded
-from tools.errors import ToolError
+from tools.errors import ToolSaturatedError
 
 if TYPE_CHECKING:  # imported on first use: ``import tools`` stays light
     import concurrent.futures
 
 T = TypeVar("T")
-
-
-class ToolSaturatedError(ToolError):
-    """Every worker thread of the registry is busy or abandoned by a timed-out call."""
 
 
 @dataclass(frozen=True)

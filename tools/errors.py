@@ -11,6 +11,7 @@
     │   ├── ToolTimeoutError       the call ran out of time       -> timeout (retryable)
     │   ├── PermissionDeniedError  the call is not allowed        -> permission_denied
     │   ├── CircuitOpenError       the tool is failing, resting   -> circuit_open (retryable)
+    │   ├── ToolSaturatedError     no worker thread is free       -> execution_error (retryable)
     │   └── ToolCancelledError     the run was cancelled          -> cancelled
     ├── DataFileError              a registry / approvals file is unusable (left untouched)
     └── ToolDefinitionError        the developer misused the API; raised, never enveloped
@@ -132,6 +133,13 @@ class CircuitOpenError(ToolError):
     """The tool failed repeatedly and its circuit breaker is open."""
 
     error_type: ClassVar[ErrorType] = "circuit_open"
+    default_retryable = True
+
+
+class ToolSaturatedError(ToolError):
+    """Every worker thread of the registry is busy (or held by a call that timed out):
+    the call was refused at once, never queued. Retryable; not the tool's fault."""
+
     default_retryable = True
 
 
