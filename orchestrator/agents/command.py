@@ -19,7 +19,7 @@ from orchestrator.agents.models import ModelResolver, agent_models_from_env
 from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun
 from orchestrator.agents.prompts import DEFAULT_PROMPTS
 from orchestrator.agents.subagent import DEFAULT_SUBAGENT_ITERATIONS, SubAgent, check_max_subagent_iterations
-from orchestrator.agents.toolset import AgentToolset
+from orchestrator.agents.toolset import AgentToolset, agent_factory
 from orchestrator.agents.trace import format_pipeline_trace
 from orchestrator.agents.validation import WorkspaceValidator, host_python_path
 from orchestrator.llm import ChatModel
@@ -59,7 +59,8 @@ def build_pipeline(
     toolset: AgentToolset | None = None,
 ) -> tuple[ImplementationPipeline, AgentToolset]:
     """The pipeline with the default prompts, each agent's tools made per workspace."""
-    tools = toolset or AgentToolset(sandbox=sandbox, python_path=python_path)
+    make = agent_factory(models, DEFAULT_PROMPTS, max_iterations=max_iterations)
+    tools = toolset or AgentToolset(sandbox=sandbox, python_path=python_path, make_agent=make)
 
     def agent(kind: str) -> SubAgent:
         return SubAgent(

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from orchestrator.agents.subagent import ApprovalPolicyLike, SubAgent
     from tools.builtin.code_executor import SandboxClient
 
+SubAgentFactory = Callable[[str, ToolView], "SubAgent"]
+
 #: Per agent type, the paths its edit/write/patch may change (others: the whole workspace).
 DEFAULT_WRITE_SCOPES: Mapping[str, tuple[str, ...]] = MappingProxyType({"test-writer": TEST_PATHS})
 
@@ -47,6 +49,10 @@ class AgentToolset:
         write_scopes: Agent type -> paths it may change.
         python_path: Directories ``bash`` programs get on ``PYTHONPATH``.
         limits: Workspace tool limits.
+        make_agent: ``(agent_type, view) -> SubAgent``: when given, every view gets a
+            ``task`` tool backed by a :class:`SubAgentDelegator` (its profile decides whether
+            the agent may call it); None: no ``task`` unless a delegate is passed.
+        max_depth: Most nested delegation levels.
     """
 
     def __init__(
@@ -58,8 +64,12 @@ class AgentToolset:
         write_scopes: Mapping[str, Sequence[str]] = DEFAULT_WRITE_SCOPES,
         python_path: Sequence[str] = (),
         limits: WorkspaceLimits | None = None,
+        make_agent: SubAgentFactory | None = None,
+        max_depth: int = 2,
     ) -> None:
         self.sandbox = sandbox
+        self.make_agent = make_agent
+        self.max_depth = max_depth
         self.skills = skills if skills is not None else SkillLibrary()
         self.router = router if router is not None else ToolRouter()
         self.write_scopes = {k: tuple(v) for k, v in write_scopes.items()}
@@ -90,6 +100,8 @@ class AgentToolset:
             delegate: Backs its ``task`` tool (None: no ``task``).
             within: The caller's tool names when delegated: tools outside them are denied.
         """
+        if delegate is None and self.make_agent is not None:
+            delegate = SubAgentDelegator(self, self.make_agent, root, caller_tools=within, max_depth=self.max_depth)
         registry = LocalToolRegistry()
         self._registries.append(registry)
         register_workspace_tools(registry, self.workspace(agent_type, root), delegate=delegate)
@@ -100,6 +112,8 @@ class AgentToolset:
                 base = self.router.config or ToolRoutingConfig()
                 config = base.model_copy(update={"global_deny": (*base.global_deny, *extra)})
                 view = registry.for_agent(agent_type, router=ToolRouter(self.router.profiles, config=config))
+        if isinstance(delegate, SubAgentDelegator):
+            delegate.bind_caller(view.names())
         return view
 
     def close(self) -> None:
@@ -107,9 +121,6 @@ class AgentToolset:
         for registry in self._registries:
             registry.close()
         self._registries.clear()
-
-
-SubAgentFactory = Callable[[str, ToolView], "SubAgent"]
 
 
 class SubAgentDelegator:
@@ -144,6 +155,10 @@ class SubAgentDelegator:
         self._max_depth = max_depth
         self._types = list(agent_types) if agent_types is not None else list(toolset.router.profiles)
 
+    def bind_caller(self, names: Sequence[str]) -> None:
+        """Record the delegating agent's tools: a delegated agent never gets more."""
+        self._caller = tuple(names)
+
     def agent_types(self) -> list[str]:
         """The agent types ``task`` accepts."""
         return list(self._types)
@@ -161,7 +176,6 @@ class SubAgentDelegator:
             caller_tools=None, depth=self._depth + 1, max_depth=self._max_depth, agent_types=self._types,
         )  # fmt: skip
         view = self._toolset.view(agent, self._root, delegate=child, within=self._caller)
-        child._caller = tuple(view.names())
         result = self._make_agent(agent, view).run(prompt)
         return DelegationResult(
             agent=agent,
