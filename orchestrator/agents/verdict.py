@@ -32,6 +32,7 @@ _FINDING = re.compile(
     r"^[\s>*+\-#\d.)\[\]`|]*(BLOCKER|WARNING|SUGGESTION)S?\b[\]*`:)\s-]*(.*)$", re.IGNORECASE | re.MULTILINE
 )
 _LOCATION = re.compile(r"`?([\w./\\-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?`?(?:\s*(?:,\s*)?line\s+(\d+))?")
+_WORD = re.compile(r"\b(approv\w*|accept\w*|lgtm|reject\w*|request\w*[ _-]changes|changes[ _-]requested)", re.I)
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
@@ -128,12 +129,33 @@ def _from_json(text: str) -> tuple[Decision | None, list[Finding]] | None:
     return None
 
 
+def _verdict_words(text: str) -> set[Decision]:
+    words: set[Decision] = set()
+    for match in _VERDICT.finditer(text):
+        end = text.find("\n", match.start())
+        line = text[match.start() : end if end >= 0 else len(text)]
+        words |= {_decision(w) for w in _WORD.findall(line)}  # "APPROVE or REJECT" is both
+    return words
+
+
+def _is_finding(text: str, match: re.Match[str]) -> bool:
+    """A finding line: the severity in capitals, or followed by ':', ']', ')' or '**'
+    ("Warning words in prose" is not one)."""
+    return match.group(1).isupper() or text[match.end(1) : match.end(1) + 3].lstrip("Ss").startswith(
+        (":", "]", ")", "*", " -", " \u2014")
+    )
+
+
 def _from_text(text: str) -> tuple[Decision | None, list[Finding]]:
-    words = {_decision(m.group(1)) for m in _VERDICT.finditer(text)}
+    words = _verdict_words(text)
     if not words:
         words = {_decision(m.group(1)) for m in _BARE.finditer(text)}
     stated: Decision | None = words.pop() if len(words) == 1 else None
-    findings = [f for m in _FINDING.finditer(text) if (f := _finding(m.group(1), m.group(2))) is not None]
+    findings = [
+        f
+        for m in _FINDING.finditer(text)
+        if _is_finding(text, m) and (f := _finding(m.group(1), m.group(2))) is not None
+    ]
     return stated, findings
 
 
