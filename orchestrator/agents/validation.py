@@ -200,9 +200,9 @@ class WorkspaceValidator:
         failed = [r.name for r in results if r.status == "fail"]
         passed = [r.name for r in results if r.status == "pass"]
         if failed:
-            return ValidationReport(summary="failed", message=f"failed: {', '.join(failed)}", checks=results)
+            return ValidationReport(summary="failed", message=f"{', '.join(failed)} failed", checks=results)
         if passed:
-            return ValidationReport(summary="passed", message=f"passed: {', '.join(passed)}", checks=results)
+            return ValidationReport(summary="passed", message=f"{', '.join(passed)} passed", checks=results)
         return ValidationReport(
             summary="skipped", message="every check was skipped; nothing was verified", checks=results
         )
