@@ -197,6 +197,7 @@ def test_public_names_are_pinned() -> None:
         "SandboxClient",
         "SandboxLimits",
         "SandboxResult",
+        "WorkspaceChanges",
         "default_interpreters",
     ]
     assert sorted(math_package.__all__) == [
