@@ -7,7 +7,8 @@ modules are imported (stdlib only): the ``tools`` packages are stubbed so that t
 ``__init__`` (which imports pydantic from a site-packages the test user may not be able
 to read) never runs.
 
-A case is ``{"name", "code", "language"?, "stdin"?, "timeout"?}``, or a pair
+A case is ``{"name", "code", "language"?, "stdin"?, "timeout"?, "workspace"?, "writable"?,
+"python_path"?}``, or a pair
 ``{"name", "pair": [first, second], "hold": n}``: ``second`` starts once ``first`` has
 ``n`` processes alive (or has ended), and both run at once.
 """
@@ -54,6 +55,7 @@ def _run(box: Any, case: dict[str, Any]) -> dict[str, Any]:
             language=case.get("language", "python"),
             stdin=case.get("stdin"),
             timeout_seconds=case.get("timeout"),
+            **{key: case[key] for key in ("workspace", "writable", "python_path") if key in case},
         )
     except Exception as exc:  # the test inspects the error
         return {"error": f"{type(exc).__name__}: {exc}", "trips_breaker": getattr(exc, "trips_breaker", None)}

@@ -6,12 +6,12 @@ run when neither can contain the program here): see ``docs/compute.md``.
 
 Public names: :class:`CodeExecutorTool` with :class:`CodeExecutionRequest` /
 :class:`CodeExecutionResponse`; the :class:`SandboxClient` protocol, its
-:class:`SandboxLimits` and :class:`SandboxResult`; the embedded :class:`LocalSandbox` and
+:class:`SandboxLimits`, :class:`SandboxResult` and :class:`WorkspaceChanges`; the embedded :class:`LocalSandbox` and
 :func:`default_interpreters`.
 """
 
 from tools.builtin.code_executor.local import LocalSandbox, default_interpreters
-from tools.builtin.code_executor.sandbox import SandboxClient, SandboxLimits, SandboxResult
+from tools.builtin.code_executor.sandbox import SandboxClient, SandboxLimits, SandboxResult, WorkspaceChanges
 from tools.builtin.code_executor.tool import (
     CodeExecutionRequest,
     CodeExecutionResponse,
@@ -26,5 +26,6 @@ __all__ = [
     "SandboxClient",
     "SandboxLimits",
     "SandboxResult",
+    "WorkspaceChanges",
     "default_interpreters",
 ]

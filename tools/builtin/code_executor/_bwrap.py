@@ -64,6 +64,8 @@ def bwrap_argv(
     seccomp_fd: int | None,
     isolate_network: bool,
     isolate_filesystem: bool,
+    binds: Sequence[tuple[str, str, bool]] = (),
+    chdir: str | None = None,
 ) -> list[str]:
     """The bwrap command line for one run.
 
@@ -80,6 +82,10 @@ def bwrap_argv(
         isolate_network: Unshare the network (else ``--share-net``).
         isolate_filesystem: Build the private, read-only view (else the host is bound
             read-write and the program runs in the host working directory).
+        binds: ``(host path, sandbox path, writable)`` mounts added after the working
+            directory (a workspace copy, ``python_path`` directories). As root bwrap
+            runs as the sandbox uid, which must be able to reach each host path.
+        chdir: The program's working directory (default ``cwd``).
     """
     argv = [bwrap, *_NAMESPACES]
     if not isolate_network:
@@ -87,10 +93,12 @@ def bwrap_argv(
     if isolate_filesystem:
         workdir = ["--size", str(disk_mb * _MIB), "--perms", "0700", "--tmpfs", cwd]
         workdir += ["--perms", "0600", "--file", str(program_fd), command[-1]]
+        for source, dest, writable in binds:
+            workdir += ["--bind" if writable else "--ro-bind", source, dest]
         argv += _filesystem(layout, disk_mb, workdir)
     else:
         argv += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
-    argv += ["--chdir", cwd, "--json-status-fd", str(status_fd)]
+    argv += ["--chdir", chdir or cwd, "--json-status-fd", str(status_fd)]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, "--", *command]

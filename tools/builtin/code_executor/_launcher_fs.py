@@ -12,7 +12,9 @@ process). Runs in the launcher's new mount namespace, before the program starts:
    back (through an ``O_PATH`` descriptor opened before the directory was covered), then
    the tmpfs is made read-only;
 5. a private tmpfs working directory holding the program file;
-6. a ``/proc`` of the new PID namespace.
+6. the run's binds (a workspace copy read-write, ``python_path`` directories read-only),
+   through ``O_PATH`` descriptors opened before anything was covered;
+7. a ``/proc`` of the new PID namespace.
 """
 
 from __future__ import annotations
@@ -102,8 +104,25 @@ def _minimal_dev(devices: dict[str, int]) -> None:
         os.symlink(target, "/dev/" + name)
 
 
+def _set_writable(path: str, writable: bool) -> None:
+    """Make the mount at ``path`` read-write or read-only, leaving its other flags."""
+    flag = _MOUNT_ATTR_RDONLY
+    attr = _MountAttr(0 if writable else flag, flag if writable else 0, 0, 0)
+    if _LIBC.syscall(_NR_MOUNT_SETATTR, _AT_FDCWD, path.encode(), 0, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"bind {path} (mount_setattr): {os.strerror(errno)}")
+
+
+def _binds(config: dict[str, Any], opened: dict[str, int]) -> None:
+    for source, dest, writable in config.get("binds", ()):
+        if source not in opened:
+            raise OSError(2, f"bind {dest}: {source} could not be opened")
+        _bind_from(opened[source], dest, is_dir=True)
+        _set_writable(dest, bool(writable))
+
+
 def _working_dir(config: dict[str, Any], source: bytes) -> None:
-    cwd, program = config["cwd"], config["argv"][-1]
+    cwd, program = config.get("workdir", config["cwd"]), config["argv"][-1]
     _tmpfs(cwd, int(config["disk_mb"]), "700")
     with open(program, "wb") as handle:
         handle.write(source)
@@ -131,6 +150,7 @@ def build(config: dict[str, Any], *, new_proc: bool) -> None:
         source = handle.read()
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     reveal = _open_paths(list(config["reveal"]))
+    bound = _open_paths([source for source, _, _ in config.get("binds", ())])
     devices = _open_paths(["/dev/" + name for name in _DEVICES])
     try:
         _read_only_root()
@@ -142,10 +162,11 @@ def build(config: dict[str, Any], *, new_proc: bool) -> None:
         for path, fd in reveal.items():
             _bind_from(fd, path, is_dir=True)
         _working_dir(config, source)
+        _binds(config, bound)
         for path in config["hidden"]:  # last: the working dir may have been created inside one
             mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     finally:
-        for fd in (*reveal.values(), *devices.values()):
+        for fd in (*reveal.values(), *bound.values(), *devices.values()):
             os.close(fd)
     if new_proc:
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)

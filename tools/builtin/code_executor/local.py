@@ -25,6 +25,7 @@ Every run, whether the application runs as root or as an ordinary user (see
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import marshal
 import os
@@ -49,9 +50,11 @@ from tools.builtin.code_executor._layout import (
     sandbox_executable,
 )
 from tools.builtin.code_executor._outcome import Outcome, build_result, from_bwrap, from_launcher
+from tools.builtin.code_executor._runplan import RunPlan, plan
 from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
 from tools.builtin.code_executor._spawn import Spawn
-from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
+from tools.builtin.code_executor._workspace import Snapshot, WorkspaceTooLargeError, stage, sync_back
+from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult, WorkspaceChanges
 from tools.errors import InvalidArgumentsError, ToolError
 
 logger = logging.getLogger(__name__)
@@ -80,6 +83,14 @@ def world_executable(path: str) -> bool:
         if real.stat().st_mode & 0o005 != 0o005:
             return False
         return all(parent.stat().st_mode & 0o001 for parent in real.parents)
+    except OSError:
+        return False
+
+
+def world_executable_dir(path: Path) -> bool:
+    """Whether every directory above ``path`` lets others through (``o+x``)."""
+    try:
+        return all(parent.stat().st_mode & 0o001 for parent in path.parents)
     except OSError:
         return False
 
@@ -222,6 +233,9 @@ class LocalSandbox:
         language: str = "python",
         stdin: str | None = None,
         timeout_seconds: float | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        writable: bool = False,
+        python_path: Sequence[str | os.PathLike[str]] = (),
     ) -> SandboxResult:
         """Run ``code`` in a fresh process and working directory and report the outcome.
 
@@ -238,9 +252,19 @@ class LocalSandbox:
             language: One of :meth:`languages`.
             stdin: Text fed to the program's standard input (default: empty).
             timeout_seconds: Wall-clock limit, capped at ``limits.timeout_seconds``.
+            workspace: A host directory the program works in: a copy of it (at most
+                ``limits.workspace_mb`` and ``limits.workspace_files``) owned by the
+                program's uid is its working directory (see ``docs/compute.md``,
+                "Workspaces").
+            writable: Write the program's changes to the copy back to ``workspace``
+                (path-confined; the result's ``workspace`` lists them).
+            python_path: Host directories bound read-only and put first on ``sys.path``
+                (``PYTHONPATH`` for other languages).
 
         Raises:
-            InvalidArgumentsError: Unknown language, oversized code or stdin.
+            InvalidArgumentsError: Unknown language, oversized code or stdin, a
+                workspace that is not a directory or too large, an unusable
+                ``python_path`` entry.
             ToolError: The sandbox is closed, can't establish containment here, or could
                 not start the program (these trip the tool's circuit breaker; a program
                 that fails or hits a limit is a result, not an error).
@@ -258,19 +282,28 @@ class LocalSandbox:
         except OSError as exc:
             msg = f"The sandbox could not create a working directory ({type(exc).__name__})."
             raise ToolError(msg, trips_breaker=True) from exc
+        cleanup: list[Path] = []
         try:
             program = self._prepare(workdir, code, language, stdin)
-            command = [*argv, str(program)]
+            stage_parent = self._stage_parent(workdir, cleanup) if workspace is not None else workdir
+            run_plan = plan(
+                str(workdir), workspace=workspace, python_path=python_path,
+                other_uid=self._uid is not None, stage_parent=str(stage_parent),
+            )  # fmt: skip
+            snapshot = self._stage(workspace, stage_parent) if workspace is not None else None
+            command = run_plan.command(argv, str(program), language)
             started = time.monotonic()
             if backend == "bwrap":
-                outcome, capture = self._run_bwrap(command, workdir, language, started + timeout)
+                outcome, capture = self._run_bwrap(command, workdir, language, started + timeout, run_plan)
             else:
-                outcome, capture = self._run_launcher(command, workdir, language, started + timeout)
+                outcome, capture = self._run_launcher(command, workdir, language, started + timeout, run_plan)
             duration_ms = (time.monotonic() - started) * 1000.0
+            self._raise_for(outcome, language, closed=self._closed)
+            changes = self._sync(snapshot) if snapshot is not None and writable else None
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        self._raise_for(outcome, language, closed=self._closed)
-        return build_result(
+            for path in (workdir, *cleanup):
+                shutil.rmtree(path, ignore_errors=True)
+        result = build_result(
             outcome,
             capture,
             language=language,
@@ -278,6 +311,52 @@ class LocalSandbox:
             duration_ms=duration_ms,
             timeout=timeout,
             uid=self._uid if self._uid is not None else os.geteuid(),
+        )
+        return dataclasses.replace(result, workspace=changes) if changes is not None else result
+
+    def _stage_parent(self, workdir: Path, cleanup: list[Path]) -> Path:
+        """Where the workspace copy goes: the working dir, unless (as root) the sandbox uid
+        can't reach it (bubblewrap, running as that uid, must find the copy by path)."""
+        if self._uid is None or world_executable_dir(workdir):
+            return workdir
+        try:
+            parent = Path(tempfile.mkdtemp(prefix="tooldeck-ws-"))
+            cleanup.append(parent)
+            os.chown(parent, self._uid, self._uid)
+        except OSError as exc:
+            msg = f"The sandbox could not create a directory for the workspace copy ({type(exc).__name__})."
+            raise ToolError(msg, trips_breaker=True) from exc
+        return parent
+
+    def _stage(self, workspace: str | os.PathLike[str], parent: Path) -> Snapshot:
+        limits = self.limits
+        try:
+            return stage(
+                workspace, str(parent), uid=self._uid,
+                max_bytes=limits.workspace_mb * _MIB, max_files=limits.workspace_files,
+            )  # fmt: skip
+        except InvalidArgumentsError:
+            raise
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            msg = f"The workspace {os.fspath(workspace)!r} could not be copied into the sandbox: {exc.strerror}{where}."
+            raise InvalidArgumentsError(msg) from exc
+
+    def _sync(self, snapshot: Snapshot) -> WorkspaceChanges:
+        limits = self.limits
+        try:
+            report = sync_back(snapshot, max_bytes=limits.workspace_mb * _MIB, max_files=limits.workspace_files)
+        except WorkspaceTooLargeError as exc:
+            return WorkspaceChanges(error=f"nothing was written back: {exc}")
+        except OSError as exc:
+            return WorkspaceChanges(error=f"nothing was written back: {type(exc).__name__}: {exc.strerror or exc}")
+        if report.written or report.deleted or report.skipped:
+            logger.info(
+                "sandbox: workspace %s: %d written, %d deleted, %d skipped",
+                snapshot.root, len(report.written), len(report.deleted), len(report.skipped),
+            )  # fmt: skip
+        return WorkspaceChanges(
+            written=tuple(report.written), deleted=tuple(report.deleted), skipped=tuple(report.skipped)
         )
 
     def close(self) -> None:
@@ -390,7 +469,9 @@ class LocalSandbox:
             problem += f" ({_userns_hint()})"
         return problem
 
-    def _run_bwrap(self, command: list[str], workdir: Path, language: str, deadline: float) -> tuple[Outcome, Capture]:
+    def _run_bwrap(
+        self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
+    ) -> tuple[Outcome, Capture]:
         bwrap, prlimit = self._bwrap or "bwrap", self._prlimit or "prlimit"  # both found by the probe
         inner = [*_bwrap.prlimit_argv(prlimit, self._rlimits(language)), *command]
         fds: list[int] = []
@@ -414,9 +495,10 @@ class LocalSandbox:
             bwrap, command=inner, cwd=str(workdir), layout=self._layout, disk_mb=self.limits.disk_mb,
             program_fd=program_fd, status_fd=status_w, seccomp_fd=seccomp_fd,
             isolate_network=self._isolate_network, isolate_filesystem=self._isolate_filesystem,
+            binds=run_plan.binds, chdir=run_plan.cwd,
         )  # fmt: skip
         user = {"user": self._uid, "group": self._uid, "extra_groups": []} if self._uid is not None else {}
-        env = self._env(workdir)
+        env = run_plan.environment(self._env(workdir), language)
         capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
         outcome = from_bwrap(
             capture,
@@ -428,13 +510,15 @@ class LocalSandbox:
         return outcome, capture
 
     def _run_launcher(
-        self, command: list[str], workdir: Path, language: str, deadline: float
+        self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
     ) -> tuple[Outcome, Capture]:
         status_r, status_w = os.pipe()
         config: dict[str, Any] = {
             "argv": command,
-            "cwd": str(workdir),
-            "env": self._env(workdir),
+            "workdir": str(workdir),
+            "cwd": run_plan.cwd,
+            "binds": [list(bind) for bind in run_plan.binds],
+            "env": run_plan.environment(self._env(workdir), language),
             "rlimits": self._rlimits(language),
             "uid": self._uid,
             "gid": self._uid,

@@ -9,6 +9,8 @@ Firecracker VM, ...) implements the same protocol and is handed to
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,6 +34,9 @@ class SandboxLimits:
         max_drain_bytes: Total output read before the run is killed as runaway.
         max_code_bytes: Largest accepted source code.
         max_stdin_bytes: Largest accepted stdin.
+        workspace_mb: Largest workspace a run may be given, and the most a program may
+            leave in it, in MiB (the copy lives on the host's temporary directory).
+        workspace_files: Most files and directories a workspace may hold, likewise.
     """
 
     timeout_seconds: float = 10.0
@@ -45,6 +50,8 @@ class SandboxLimits:
     max_drain_bytes: int = 8_000_000
     max_code_bytes: int = 200_000
     max_stdin_bytes: int = 1_000_000
+    workspace_mb: int = 256
+    workspace_files: int = 20_000
 
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
@@ -55,6 +62,26 @@ class SandboxLimits:
         if self.max_drain_bytes < self.max_output_bytes:
             msg = "SandboxLimits.max_drain_bytes must be >= max_output_bytes"
             raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceChanges:
+    """What a ``writable=True`` run wrote back to its workspace.
+
+    Attributes:
+        written: Relative paths created or changed on the host (files, directories,
+            symlinks that stay inside the workspace).
+        deleted: Relative paths deleted on the host.
+        skipped: ``(path, reason)`` of changes not written back: a symlink leaving the
+            workspace, a path through a host symlink, a host file changed during the run.
+        error: Why nothing was written back (e.g. the program left more than the caps
+            allow), else None.
+    """
+
+    written: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +106,8 @@ class SandboxResult:
             host, private scratch and hidden directories), ``process_cap`` (the per-run
             process limit, or None), ``no_new_privs``, ``seccomp`` and ``uid`` (the uid the
             program ran as). Other sandboxes may report fewer keys.
+        workspace: For a ``writable=True`` run with a workspace, what was written back;
+            else None.
     """
 
     language: str
@@ -93,6 +122,7 @@ class SandboxResult:
     signal: str | None = None
     note: str | None = None
     isolation: dict[str, Any] = field(default_factory=dict)
+    workspace: WorkspaceChanges | None = None
 
 
 @runtime_checkable
@@ -110,11 +140,32 @@ class SandboxClient(Protocol):
         language: str = "python",
         stdin: str | None = None,
         timeout_seconds: float | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        writable: bool = False,
+        python_path: Sequence[str | os.PathLike[str]] = (),
     ) -> SandboxResult:
         """Run ``code`` and return its result; a limit hit is a result, not an exception.
 
+        Args:
+            code: The program's source.
+            language: One of :meth:`languages`.
+            stdin: Text fed to its standard input.
+            timeout_seconds: Wall-clock limit (capped by the sandbox's own).
+            workspace: A host directory whose files the program's working directory
+                shows. Changes stay in the sandbox unless ``writable``.
+            writable: Write the files the program created, changed or deleted in the
+                workspace back to the host directory after the run (nothing else of the
+                host is writable); the result's ``workspace`` says what was written.
+            python_path: Host directories made visible read-only and put first on a
+                Python program's ``sys.path`` (and in ``PYTHONPATH`` for other
+                languages, so a ``python3`` they start finds them). An entry inside the
+                workspace refers to the program's copy of it.
+
         Raises:
-            InvalidArgumentsError: Unknown language, or code/stdin over the size limits.
+            InvalidArgumentsError: Unknown language, code/stdin over the size limits, a
+                workspace that is not a directory or is over ``workspace_mb`` /
+                ``workspace_files``, a ``python_path`` entry that is not a directory the
+                program may read.
             ToolError: The sandbox itself could not run (not the code's fault); raise it
                 with ``trips_breaker=True`` so that the circuit breaker counts it. A
                 program that fails or hits a limit is a result, never an error.

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,9 @@ class FakeSandbox:
         language: str = "python",
         stdin: str | None = None,
         timeout_seconds: float | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        writable: bool = False,
+        python_path: Sequence[str | os.PathLike[str]] = (),
     ) -> SandboxResult:
         self.calls.append({"code": code, "language": language, "stdin": stdin, "timeout": timeout_seconds})
         if self.error is not None:
@@ -193,6 +197,7 @@ def test_public_names_are_pinned() -> None:
         "SandboxClient",
         "SandboxLimits",
         "SandboxResult",
+        "WorkspaceChanges",
         "default_interpreters",
     ]
     assert sorted(math_package.__all__) == [

@@ -1,0 +1,75 @@
+"""Sub-agents, delegation and the implementation pipeline (DESIGN section 13).
+
+- :class:`SubAgent`: an agent type, its tool view, its model, a system prompt and an
+  iteration budget (``max_subagent_iterations``, 1-10, default 3).
+- :class:`AgentToolset` / :class:`SubAgentDelegator`: each agent's workspace tools, and the
+  ``task`` tool's backend (delegation never widens rights; nesting is bounded).
+- :class:`ImplementationPipeline`: coder -> test-writer -> reviewer, findings back to the
+  coder at most ``max_cycles`` times, then the workspace's checks in the sandbox; the
+  result is a JSON-serialisable :class:`PipelineRun`.
+- :func:`parse_verdict` -> :class:`Verdict` with :class:`Finding` s.
+"""
+
+from orchestrator.agents.command import (
+    add_pipeline_arguments,
+    build_pipeline,
+    run_pipeline_command,
+    subagent_iterations,
+)
+from orchestrator.agents.models import ModelResolver, agent_models_from_env, env_name, load_agent_models
+from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun, PipelineStep
+from orchestrator.agents.prompts import DEFAULT_PROMPTS
+from orchestrator.agents.subagent import (
+    DEFAULT_SUBAGENT_ITERATIONS,
+    MAX_SUBAGENT_ITERATIONS,
+    MIN_SUBAGENT_ITERATIONS,
+    SubAgent,
+    SubAgentResult,
+    ToolCallSummary,
+    check_max_subagent_iterations,
+)
+from orchestrator.agents.toolset import DEFAULT_WRITE_SCOPES, AgentToolset, SubAgentDelegator, agent_factory
+from orchestrator.agents.trace import format_pipeline_trace
+from orchestrator.agents.validation import (
+    CheckResult,
+    ValidationReport,
+    WorkspaceValidator,
+    detect_checks,
+    host_python_path,
+)
+from orchestrator.agents.verdict import Finding, Verdict, parse_verdict
+
+__all__ = [
+    "DEFAULT_PROMPTS",
+    "DEFAULT_SUBAGENT_ITERATIONS",
+    "DEFAULT_WRITE_SCOPES",
+    "MAX_SUBAGENT_ITERATIONS",
+    "MIN_SUBAGENT_ITERATIONS",
+    "AgentToolset",
+    "CheckResult",
+    "Finding",
+    "ImplementationPipeline",
+    "ModelResolver",
+    "PipelineRun",
+    "PipelineStep",
+    "SubAgent",
+    "SubAgentDelegator",
+    "SubAgentResult",
+    "ToolCallSummary",
+    "ValidationReport",
+    "Verdict",
+    "WorkspaceValidator",
+    "add_pipeline_arguments",
+    "agent_factory",
+    "agent_models_from_env",
+    "build_pipeline",
+    "check_max_subagent_iterations",
+    "detect_checks",
+    "env_name",
+    "format_pipeline_trace",
+    "host_python_path",
+    "load_agent_models",
+    "parse_verdict",
+    "run_pipeline_command",
+    "subagent_iterations",
+]

@@ -1,0 +1,219 @@
+"""``SubAgent``: one agent type, its tool view, its model, a system prompt and a budget.
+
+A sub-agent is the project's agent loop (:class:`~orchestrator.graph.AgentGraph`) over the
+registry view of its type (``registry.for_agent(agent_type)``): it is offered only its
+profile's tools, and a call to any other is answered ``permission_denied``. Its budget,
+``max_iterations``, counts model turns (each turn may make several tool calls); a
+sub-agent still calling tools when it runs out is stopped with ``stop_reason
+"max_iterations"``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from orchestrator.graph import AgentGraph, ToolsNode
+from orchestrator.llm import ChatModel
+from tools.result import ToolResult
+from tools.routing import ToolView
+
+#: ``max_subagent_iterations``: the range and the default.
+MIN_SUBAGENT_ITERATIONS, MAX_SUBAGENT_ITERATIONS, DEFAULT_SUBAGENT_ITERATIONS = 1, 10, 3
+
+#: Tools for a workspace: a view, or a function making one for a workspace root.
+ToolSource = ToolView | Callable[[Path], ToolView]
+
+
+def check_max_subagent_iterations(value: Any, *, source: str = "max_subagent_iterations") -> int:
+    """``value`` as a budget of 1-10 model turns.
+
+    Args:
+        value: An int (or its text, from the environment).
+        source: How the user set it, for the message (``--max-subagent-iterations``,
+            ``TOOLDECK_MAX_SUBAGENT_ITERATIONS``).
+
+    Raises:
+        ValueError: not a whole number between 1 and 10; the message names the setting.
+    """
+    try:
+        number = int(str(value).strip()) if not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    if number is None or not MIN_SUBAGENT_ITERATIONS <= number <= MAX_SUBAGENT_ITERATIONS:
+        raise ValueError(
+            f"max_subagent_iterations ({source}) must be a whole number from {MIN_SUBAGENT_ITERATIONS} to "
+            f"{MAX_SUBAGENT_ITERATIONS}, got {str(value)[:40]!r}; the default is {DEFAULT_SUBAGENT_ITERATIONS}"
+        )
+    return number
+
+
+class ApprovalPolicyLike(Protocol):
+    """What a sub-agent needs of ``tools.approvals.ApprovalPolicy``: ``check`` (DESIGN 11)."""
+
+    def check(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
+        """An ``ApprovalCheck`` with ``allowed`` and ``reason``."""
+        ...
+
+
+class _PolicyGate:
+    """A view whose calls are checked against an approval policy first: a call the policy
+    does not allow is answered ``permission_denied`` with its reason (no interactive path
+    here; the graph's resume-after-approval belongs to ``AgentGraph``)."""
+
+    def __init__(self, view: ToolView, policy: ApprovalPolicyLike) -> None:
+        self._view = view
+        self._policy = policy
+
+    def to_openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        return self._view.to_openai_tools(strict=strict)
+
+    def get_tool(self, name: str, /) -> Any:
+        return self._view.get_tool(name)
+
+    def _refused(self, name: str, arguments: Any) -> ToolResult | None:
+        tool = self._view.get_tool(name)
+        if tool is None:
+            return None
+        try:
+            parsed = json.loads(arguments) if isinstance(arguments, (str, bytes)) else dict(arguments or {})
+        except (ValueError, TypeError):
+            return None  # the tool's own validation answers malformed arguments
+        check = self._policy.check(tool, parsed if isinstance(parsed, dict) else {})
+        if getattr(check, "allowed", False):
+            return None
+        reason = getattr(check, "reason", "") or "the approval policy does not allow this call"
+        return self._view.registry.refuse(name, "permission_denied", f"Not run: {reason}")
+
+    def call_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
+        return self._refused(name, arguments) or self._view.call_tool_raw(name, arguments)
+
+    async def acall_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
+        return self._refused(name, arguments) or await self._view.acall_tool_raw(name, arguments)
+
+
+class ToolCallSummary(BaseModel):
+    """One tool call of a sub-agent, for traces."""
+
+    name: str
+    arguments: Any = None
+    status: str
+    error_type: str | None = None
+    duration_ms: float = 0.0
+
+
+class SubAgentResult(BaseModel):
+    """What a sub-agent did (JSON-serialisable)."""
+
+    agent_type: str
+    answer: str
+    stop_reason: str = Field(description="'final_answer' or 'max_iterations'.")
+    iterations: int
+    tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+class SubAgent:
+    """An agent type with its own tools, model, instructions and iteration budget.
+
+    Args:
+        agent_type: A profile name (``coder``, ``test-writer``, ``reviewer``, ...).
+        model: Its chat model (per-agent model settings, default the orchestrator's).
+        tools: Its :class:`~tools.routing.ToolView` (``registry.for_agent(agent_type)``),
+            or a function making one for a workspace root (what the pipeline uses).
+        system_prompt: Its instructions.
+        max_iterations: Model turns per run, 1-10 (``max_subagent_iterations``).
+        approval_policy: An approval policy (``tools.approvals.ApprovalPolicy``) to
+            consult before each call; None: none.
+        max_parallel: Concurrent tool calls per turn.
+        clock: Seconds, for durations.
+
+    Raises:
+        ValueError: ``max_iterations`` out of range, or ``tools`` is a view of another type.
+    """
+
+    def __init__(
+        self,
+        agent_type: str,
+        model: ChatModel,
+        tools: ToolSource,
+        system_prompt: str,
+        max_iterations: int = DEFAULT_SUBAGENT_ITERATIONS,
+        *,
+        approval_policy: ApprovalPolicyLike | None = None,
+        max_parallel: int = 4,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.max_iterations = check_max_subagent_iterations(max_iterations)
+        if isinstance(tools, ToolView) and tools.agent_type != agent_type:
+            raise ValueError(
+                f"SubAgent({agent_type!r}) was given the tool view of {tools.agent_type!r}: "
+                f"pass registry.for_agent({agent_type!r})"
+            )
+        self.agent_type = agent_type
+        self.model = model
+        self.tools = tools
+        self.system_prompt = system_prompt
+        self.approval_policy = approval_policy
+        self._max_parallel = max_parallel
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"SubAgent({self.agent_type!r}, max_iterations={self.max_iterations})"
+
+    def view(self, workspace: str | Path | None = None) -> ToolView:
+        """The tool view for a run (made for ``workspace`` when ``tools`` is a function).
+
+        Raises:
+            ValueError: ``tools`` is a function and no workspace was given.
+        """
+        if isinstance(self.tools, ToolView):
+            return self.tools
+        if workspace is None:
+            raise ValueError(f"SubAgent({self.agent_type!r}) makes its tools per workspace: pass workspace=")
+        return self.tools(Path(workspace))
+
+    def run(self, prompt: str, *, workspace: str | Path | None = None) -> SubAgentResult:
+        """Run the agent on ``prompt`` to its answer or the end of its budget.
+
+        Raises:
+            ChatModelError: the model could not answer (tool failures never raise).
+        """
+        view = self.view(workspace)
+        runner: Any = view if self.approval_policy is None else _PolicyGate(view, self.approval_policy)
+        node = ToolsNode(runner, max_parallel=self._max_parallel)
+        graph = AgentGraph(
+            self.model,
+            runner,
+            tools_node=node,
+            max_iterations=self.max_iterations,
+            system_prompt=self.system_prompt,
+        )
+        started = self._clock()
+        try:
+            run = graph.run(prompt)
+        finally:
+            node.close()
+        calls = [
+            ToolCallSummary(
+                name=r["name"],
+                arguments=r["arguments"],
+                status=r["status"],
+                error_type=r["error_type"],
+                duration_ms=r["duration_ms"],
+            )
+            for r in run.tool_results
+        ]
+        return SubAgentResult(
+            agent_type=self.agent_type,
+            answer=run.answer,
+            stop_reason=run.stop_reason,
+            iterations=run.iterations,
+            tool_calls=calls,
+            duration_ms=round((self._clock() - started) * 1000, 3),
+        )
