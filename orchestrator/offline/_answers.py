@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from orchestrator.offline._modules import module_sentence
+
 _PERSON = {
     "my": "your",
     "mine": "yours",
@@ -186,6 +188,8 @@ _WRITERS: dict[str, Callable[[Mapping[str, Any], Any], str]] = {
     "get_user_context": _context,
     "get_daily_briefing": _context,
     "get_commute_time": _context,
+    "module_pipeline": module_sentence,
+    "build_module": module_sentence,
 }
 
 

@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -22,6 +23,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--no-warm-up", action="store_true", help="do not read the sources at startup")
+    parser.add_argument("--modules-dir", default=None, help="serve the enabled modules of this module store")
     args = parser.parse_args(argv)
     env = os.environ if environ is None else environ
 
@@ -51,10 +53,30 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         )
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    aggregator = ContextAggregator(config)
+    try:
+        modules = _modules(args.modules_dir, env)
+    except ValueError as exc:  # KeyFileError: an unusable module key
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    aggregator = ContextAggregator(config, modules=modules)
     app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
+
+
+def _modules(folder: str | None, env: Mapping[str, str]) -> Any:
+    """The enabled modules of ``folder`` (keys from the environment or the key files)."""
+    if not folder:
+        return None
+    from pathlib import Path
+
+    from shared.modules import ModuleAdapters
+
+    return ModuleAdapters.from_store(
+        Path(folder),
+        credentials_key=env.get("TOOLDECK_MODULE_CREDENTIALS_KEY"),
+        signing_key=env.get("TOOLDECK_MODULE_SIGNING_KEY"),
+    )
 
 
 if __name__ == "__main__":
