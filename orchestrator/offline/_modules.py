@@ -24,9 +24,9 @@ _URL = re.compile(r"https?://[^\s<>\"']+")
 _KEY = re.compile(r"\b(?:api[\s_-]?key|token|password|credentials?)\b", re.IGNORECASE)
 _NO_KEY = re.compile(r"\b(?:no|without)\s+(?:api[\s_-]?)?(?:key|token|auth\w*)\b|\bpublic\b", re.IGNORECASE)
 _FILLER = re.compile(
-    r"\b(?:at|from|on|via|using|with|its|it's|an?|the|api|url|endpoint|json|which|that|is|my|our)\b"
-    r"|\b(?:no|without)\s+(?:api[\s_-]?)?(?:key|token)\b|\bneeds?\s+(?:an?\s+)?(?:api[\s_-]?)?(?:key|token)\b"
-    r"|\bapi[\s_-]?key\b|\btoken\b|\bpublic\b",
+    r"\b(?:no|without)\s+(?:api[\s_-]?)?(?:key|token)\b|\bneeds?\s+(?:an?\s+)?(?:api[\s_-]?)?(?:key|token)\b"
+    r"|\bapi[\s_-]?key\b|\btoken\b|\bpublic\b"
+    r"|\b(?:at|from|on|via|using|with|its|it's|an?|the|api|url|endpoint|json|which|that|is|my|our)\b",
     re.IGNORECASE,
 )
 _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -167,6 +167,13 @@ class ModuleAdapters:
         """A registry showing ``base``'s adapters and, live, the enabled modules."""
         return ModuleAwareRegistry(base, self)
 
+    def close(self) -> None:
+        """Unload every module (their imported code is dropped from ``sys.modules``)."""
+        with self._lock:
+            for module_id in list(self._entries):
+                self._unload(module_id)
+            self._checked = False
+
     # -- loading ------------------------------------------------------------------------
 
     def refresh(self) -> None:

@@ -70,9 +70,11 @@ problems = []
 for kind, pairs in (("failure", result.failures), ("error", result.errors)):
     for test, text in pairs[:{_MAX_PROBLEMS}]:
         file, line = where(text)
-        lines = text.strip().splitlines()
+        lines = text.rstrip().splitlines()
+        start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback")), default=0)
+        first = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), start)
         problems.append({{"test": test.id(), "kind": kind, "file": file, "line": line,
-                         "message": (lines[-1] if lines else "")[:500]}})
+                         "message": "\\n".join(lines[first:])[:500]}})
 print(MARK + json.dumps({{"ran": result.testsRun, "problems": problems}}))
 sys.exit(0 if result.wasSuccessful() else 1)
 """
@@ -167,7 +169,7 @@ class SandboxTestRunner:
     def run_tests(self, files: Mapping[str, bytes]) -> TestRun:
         """Copy ``files`` to a scratch folder and run their tests there in the sandbox."""
         if not self.supported:
-            return _unavailable(f"the tests could not run: the sandbox {SANDBOX_NEEDS_WORKSPACE}.")
+            return _unavailable(f"the tests could not run: running them {SANDBOX_NEEDS_WORKSPACE}.")
         with tempfile.TemporaryDirectory(prefix="tooldeck-module-", dir=self._temp_root) as scratch:
             for path, data in files.items():
                 atomic_write_text(Path(scratch) / path, data.decode("utf-8", errors="replace"), mode=0o644)
