@@ -19,7 +19,13 @@ from tools.builtin.modules.aliases import (
 )
 from tools.builtin.modules.credentials import CredentialStore
 from tools.builtin.modules.drafts import DraftInfo, DraftManager
-from tools.builtin.modules.pipeline import BuildRequest, InstallRequest, ModulePipelineTool, WriteCodeRequest
+from tools.builtin.modules.pipeline import (
+    BuildRequest,
+    Category,
+    InstallRequest,
+    ModulePipelineTool,
+    WriteCodeRequest,
+)
 from tools.builtin.modules.repair import ChatGateway, ModuleRepairer
 from tools.builtin.modules.report import Attestation, Finding, ValidationReport
 from tools.builtin.modules.sandbox_runner import (
@@ -42,6 +48,7 @@ __all__ = [
     "SANDBOX_NEEDS_WORKSPACE",
     "Attestation",
     "BuildRequest",
+    "Category",
     "ChatGateway",
     "CredentialStore",
     "DraftInfo",
