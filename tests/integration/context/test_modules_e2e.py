@@ -42,6 +42,7 @@ class _RunsHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.seen.append((self.path, self.headers.get("X-API-Key")))
+        body: Any
         if self.path != "/api/runs":
             status, body = 404, {"error": "not found"}
         elif self.headers.get("X-API-Key") != API_KEY:
