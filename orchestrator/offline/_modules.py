@@ -78,8 +78,9 @@ def module_sentence(arguments: Mapping[str, Any], data: Any) -> str:
     """What a ``build`` did, and the next steps."""
     if not isinstance(data, Mapping) or "module_id" not in data:
         return f"module_pipeline: {str(data)[:400]}"
-    if arguments.get("action", "build") != "build":
-        return f"module_pipeline ({arguments.get('action')}) for {data.get('module_id')}: done."
+    action = arguments.get("action", "build")
+    if action != "build":
+        return _other_action(str(action), data)
     found = data.get("manifest")
     manifest: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     category = manifest.get("category", arguments.get("category"))
@@ -88,3 +89,17 @@ def module_sentence(arguments: Mapping[str, Any], data: Any) -> str:
         f"I built the module {data['module_id']!r} ({category}, reading {url}) from the template. "
         f"Next: {data.get('next', 'write its adapter code, then validate and install it.')}"
     )
+
+
+def _other_action(action: str, data: Mapping[str, Any]) -> str:
+    module_id = data.get("module_id")
+    if "passed" in data:
+        if data["passed"]:
+            return f"The module {module_id!r} passed validation. Next: {data.get('next', 'install it.')}"
+        findings = [f for f in data.get("findings") or [] if isinstance(f, Mapping)]
+        shown = "; ".join(
+            f"{f.get('file')}{':' + str(f['line']) if f.get('line') else ''}: {str(f.get('message'))[:160]}"
+            for f in findings[:3]
+        )
+        return f"The module {module_id!r} did not pass validation: {shown or 'no details'}."
+    return f"module_pipeline {action} for {module_id!r}: done."

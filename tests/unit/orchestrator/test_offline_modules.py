@@ -106,3 +106,21 @@ def test_without_module_tools_it_says_what_it_can_do() -> None:
     assert reply.content.startswith(
         "I can't do that here: it needs the module tools (pip install 'tooldeck[modules]'), which is not available."
     )
+
+
+def test_validation_results_are_summarised() -> None:
+    from orchestrator.offline._modules import module_sentence
+
+    failed = {
+        "module_id": "runs",
+        "passed": False,
+        "findings": [{"file": "adapter.py", "line": 1, "message": "import of 'os' is not allowed"}],
+    }
+    assert module_sentence({"action": "validate"}, failed) == (
+        "The module 'runs' did not pass validation: adapter.py:1: import of 'os' is not allowed."
+    )
+    passed = {"module_id": "runs", "passed": True, "next": "Call install."}
+    assert module_sentence({"action": "validate"}, passed) == "The module 'runs' passed validation. Next: Call install."
+    assert (
+        module_sentence({"action": "uninstall"}, {"module_id": "runs"}) == "module_pipeline uninstall for 'runs': done."
+    )

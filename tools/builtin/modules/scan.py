@@ -21,184 +21,25 @@ Python sandbox by itself.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable, Mapping
 
 from shared.modules import ManifestError, ModuleManifest, within_base_url
+from tools.builtin.modules._scan_rules import (
+    ALLOWED_DUNDER_NAMES,
+    ALLOWED_DUNDERS,
+    ALLOWED_IMPORTS,
+    ATTR_BUILTINS,
+    FORBIDDEN_ATTRS,
+    FORBIDDEN_NAMES,
+    FORMAT_ATTRIBUTE,
+    IMPORT_REASONS,
+    REQUESTS_OK,
+    TEST_IMPORTS,
+    URL,
+)
 from tools.builtin.modules.report import Finding
 
 __all__ = ["ALLOWED_IMPORTS", "TEST_IMPORTS", "StaticScanner"]
-
-#: Modules (and their submodules when listed) an adapter may import.
-ALLOWED_IMPORTS: frozenset[str] = frozenset(
-    {
-        "__future__",
-        "base64",
-        "collections",
-        "collections.abc",
-        "copy",
-        "dataclasses",
-        "datetime",
-        "decimal",
-        "enum",
-        "fractions",
-        "functools",
-        "hashlib",
-        "hmac",
-        "html",
-        "itertools",
-        "json",
-        "math",
-        "numbers",
-        "operator",
-        "pydantic",
-        "re",
-        "requests",
-        "requests.exceptions",
-        "shared.adapters",
-        "shared.adapters.base",
-        "shared.adapters.records",
-        "statistics",
-        "string",
-        "textwrap",
-        "time",
-        "typing",
-        "urllib.parse",
-        "uuid",
-        "zoneinfo",
-    }
-)
-#: Further modules the tests may import (they only ever run in the sandbox).
-TEST_IMPORTS: frozenset[str] = frozenset({"unittest", "unittest.mock"})
-
-_IMPORT_REASONS = {
-    "os": "modules may not use the operating system (files, processes, environment)",
-    "posix": "modules may not use the operating system",
-    "sys": "modules may not reach the interpreter's internals",
-    "subprocess": "modules may not start programs",
-    "pty": "modules may not start programs",
-    "socket": "modules may not open sockets; use self.http_session() under the manifest's api_url",
-    "ssl": "use self.http_session() for HTTP",
-    "http": "use self.http_session() for HTTP",
-    "urllib.request": "use self.http_session() for HTTP",
-    "urllib3": "use self.http_session() for HTTP",
-    "httpx": "use self.http_session() for HTTP",
-    "aiohttp": "use self.http_session() for HTTP",
-    "ctypes": "modules may not load native code",
-    "cffi": "modules may not load native code",
-    "importlib": "modules may not import code dynamically",
-    "builtins": "modules may not reach the interpreter's internals",
-    "inspect": "modules may not reach the interpreter's internals",
-    "gc": "modules may not reach the interpreter's internals",
-    "pathlib": "modules may not touch files; data comes from the API",
-    "shutil": "modules may not touch files; data comes from the API",
-    "io": "modules may not touch files; data comes from the API",
-    "tempfile": "modules may not touch files; data comes from the API",
-    "glob": "modules may not touch files; data comes from the API",
-    "pickle": "modules may not load pickled objects",
-    "marshal": "modules may not load code objects",
-    "threading": "modules may not start threads",
-    "multiprocessing": "modules may not start processes",
-    "asyncio": "modules are synchronous; use self.http_session()",
-    "signal": "modules may not handle signals",
-    "shared": "import from shared.adapters only",
-    "tools": "modules may not import the tool layer",
-    "orchestrator": "modules may not import the orchestrator",
-}
-#: Builtins that run, load or reach code, files or the interpreter.
-_FORBIDDEN_NAMES = {
-    "eval": "runs text as code",
-    "exec": "runs text as code",
-    "compile": "makes code from text",
-    "__import__": "imports code dynamically",
-    "open": "opens files; data comes from the API",
-    "input": "reads the terminal",
-    "breakpoint": "starts a debugger",
-    "globals": "reaches the interpreter's internals",
-    "locals": "reaches the interpreter's internals",
-    "vars": "reaches the interpreter's internals",
-    "exit": "stops the process",
-    "quit": "stops the process",
-    "help": "reads the terminal",
-    "memoryview": "reaches raw memory",
-    "__builtins__": "reaches the interpreter's internals",
-    "__loader__": "reaches the interpreter's internals",
-    "__spec__": "reaches the interpreter's internals",
-}
-_ALLOWED_DUNDERS = frozenset(
-    {"__init__", "__name__", "__qualname__", "__doc__", "__post_init__", "__repr__", "__str__"}
-)
-_ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__file__", "__annotations__"})
-#: Attribute names that reach the interpreter, other modules or an HTTP transport.
-_FORBIDDEN_ATTRS = frozenset(
-    {
-        "mro",
-        "f_globals",
-        "f_locals",
-        "f_builtins",
-        "f_back",
-        "f_code",
-        "gi_frame",
-        "gi_code",
-        "cr_frame",
-        "cr_code",
-        "ag_frame",
-        "tb_frame",
-        "tb_next",
-        "func_globals",
-        "modules",
-        "poolmanager",
-        "proxy_manager",
-        "proxy_manager_for",
-        "init_poolmanager",
-        "get_adapter",
-        "get_connection",
-        "get_connection_with_tls_context",
-        "connection_from_url",
-        "adapters",
-        "mount",
-        "proxies",
-        "trust_env",
-        "_session",
-        "os",
-        "sys",
-        "subprocess",
-        "socket",
-        "builtins",
-        "importlib",
-        "ctypes",
-        "shutil",
-        "pathlib",
-        "posix",
-        "logging",
-        "threading",
-        "multiprocessing",
-        "pickle",
-        "marshal",
-        "inspect",
-        "gc",
-        "tempfile",
-    }
-)
-#: What a module may use from ``requests``: exceptions and types, never a request.
-_REQUESTS_OK = frozenset(
-    {
-        "RequestException",
-        "HTTPError",
-        "ConnectionError",
-        "Timeout",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "JSONDecodeError",
-        "TooManyRedirects",
-        "Response",
-        "exceptions",
-        "codes",
-    }
-)
-_ATTR_BUILTINS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
-_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,15})://[^\s'\"<>]*")
-_FORMAT_ATTRIBUTE = re.compile(r"\{[^{}]*(?:__|\.mro|\.f_)[^{}]*\}")
 
 
 def _dunder(name: str) -> bool:
@@ -226,7 +67,7 @@ class _Visitor(ast.NodeVisitor):
         )
 
     def _import_refused(self, node: ast.AST, name: str) -> None:
-        reason = _IMPORT_REASONS.get(name) or _IMPORT_REASONS.get(_root(name))
+        reason = IMPORT_REASONS.get(name) or IMPORT_REASONS.get(_root(name))
         allowed = ", ".join(sorted(self.allowed))
         text = f"import of {name!r} is not allowed"
         text += f": {reason}." if reason else "."
@@ -262,13 +103,13 @@ class _Visitor(ast.NodeVisitor):
         for alias in node.names:
             if alias.name == "*":
                 self.add(node, "star-import", f"'from {module} import *' is not allowed; import the names you use.")
-            elif alias.name in _FORBIDDEN_ATTRS or alias.name in _FORBIDDEN_NAMES or _dunder(alias.name):
+            elif alias.name in FORBIDDEN_ATTRS or alias.name in FORBIDDEN_NAMES or _dunder(alias.name):
                 self.add(node, "forbidden-import", f"importing {alias.name!r} from {module!r} is not allowed.")
-            elif _root(module) == "requests" and alias.name not in _REQUESTS_OK:
+            elif _root(module) == "requests" and alias.name not in REQUESTS_OK:
                 self.add(node, "direct-http", _direct_http(f"requests.{alias.name}"))
 
     def visit_Name(self, node: ast.Name) -> None:
-        reason = _FORBIDDEN_NAMES.get(node.id)
+        reason = FORBIDDEN_NAMES.get(node.id)
         if node.id in self.requests_names and id(node) not in self._attribute_bases:
             self.add(
                 node,
@@ -278,24 +119,24 @@ class _Visitor(ast.NodeVisitor):
             )
         elif reason is not None:
             self.add(node, "forbidden-call", f"{node.id!r} is not allowed: it {reason}.")
-        elif _dunder(node.id) and node.id not in _ALLOWED_DUNDER_NAMES:
+        elif _dunder(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
             self.add(node, "forbidden-name", f"the name {node.id!r} is not allowed.")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         attr = node.attr
         if isinstance(node.value, ast.Name):
             self._attribute_bases.add(id(node.value))
-        if _dunder(attr) and attr not in _ALLOWED_DUNDERS:
+        if _dunder(attr) and attr not in ALLOWED_DUNDERS:
             self.add(node, "forbidden-attribute", f"the attribute {attr!r} is not allowed.")
-        elif attr in _FORBIDDEN_ATTRS:
+        elif attr in FORBIDDEN_ATTRS:
             self.add(node, "forbidden-attribute", _forbidden_attr(attr))
-        elif isinstance(node.value, ast.Name) and node.value.id in self.requests_names and attr not in _REQUESTS_OK:
+        elif isinstance(node.value, ast.Name) and node.value.id in self.requests_names and attr not in REQUESTS_OK:
             self.add(node, "direct-http", _direct_http(f"requests.{attr}"))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in _ATTR_BUILTINS:
+        if isinstance(func, ast.Name) and func.id in ATTR_BUILTINS:
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self.add(
@@ -303,7 +144,7 @@ class _Visitor(ast.NodeVisitor):
                     "dynamic-attribute",
                     f"{func.id}() needs a literal attribute name; write obj.name instead of a computed name.",
                 )
-            elif _dunder(name.value) or name.value in _FORBIDDEN_ATTRS:
+            elif _dunder(name.value) or name.value in FORBIDDEN_ATTRS:
                 self.add(node, "forbidden-attribute", f"{func.id}() of {name.value!r} is not allowed.")
         self.generic_visit(node)
 
@@ -316,9 +157,9 @@ class _Visitor(ast.NodeVisitor):
         value = node.value
         if not isinstance(value, str):
             return
-        if _FORMAT_ATTRIBUTE.search(value):
+        if FORMAT_ATTRIBUTE.search(value):
             self.add(node, "format-attribute", "format strings may not reach dunder or frame attributes.")
-        for match in _URL.finditer(value):
+        for match in URL.finditer(value):
             url, scheme = match.group(0), match.group(1).lower()
             if scheme not in ("http", "https"):
                 self.add(
