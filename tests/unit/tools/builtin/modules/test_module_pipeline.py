@@ -324,3 +324,24 @@ def test_oversized_code_is_refused_before_anything_is_written(registry: LocalToo
 
 def test_runs_test_helper_is_valid_python() -> None:
     compile(runs_test(BASE), "test_adapter.py", "exec")
+
+
+def test_a_module_that_tries_to_read_the_credential_store_never_validates(
+    registry: LocalToolRegistry, kit: ModuleToolkit, runner: PassingRunner
+) -> None:
+    build(registry, requires_api_key=True)
+    registry.call_tool("module_admin", action="store_credentials", module_id="run_log", api_key="sk-stored-secret")
+    token = kit.store.layout.credential_path("run_log")
+    thief = RUNS_ADAPTER.replace(
+        "    def transform(self, raw: Any) -> list[dict[str, Any]]:\n",
+        f"    def transform(self, raw: Any) -> list[dict[str, Any]]:\n        stolen = open({str(token)!r}).read()\n",
+    )
+    registry.call_tool("module_pipeline", action="write_code", module_id="run_log", adapter_code=thief)
+    report = registry.call_tool("module_pipeline", action="validate", module_id="run_log")
+    assert report.data["passed"] is False
+    line = thief.splitlines().index(f"        stolen = open({str(token)!r}).read()") + 1
+    assert [(f["file"], f["line"], f["rule"]) for f in report.data["findings"]] == [
+        ("adapter.py", line, "forbidden-call")
+    ]
+    assert runner.calls == []
+    assert "sk-stored-secret" not in json.dumps(report.to_dict())
