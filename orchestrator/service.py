@@ -22,6 +22,7 @@ from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from shared.modules import ModuleAdapters
     from tools.routing import ToolView
     from tools.store import RegistryService
 
@@ -56,8 +57,9 @@ class OrchestratorService:
     ``load_web_page``; and ``user_context`` (over a `ContextBridge` to
     ``settings.context_url``; when that service is down the tool says so per category) plus
     the old ``get_user_context``, ``get_daily_briefing``, ``get_commute_time`` and
-    ``query_finance``. A tool whose optional dependency is missing is skipped with a
-    warning naming the extra to install.
+    ``query_finance``; ``module_pipeline`` and ``module_admin`` (modules: data sources
+    the model builds, see ``docs/modules.md``) plus their 17 old names. A tool whose
+    optional dependency is missing is skipped with a warning naming the extra to install.
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class OrchestratorService:
         self._closers: list[Callable[[], None]] = []
         self.skipped: dict[str, str] = {}
         self._adopted_tools = adopted_tools
+        self._module_adapters: ModuleAdapters | None = None
         try:
             self._register_tools()
             self.tools = self._tools_for_agent()
@@ -233,6 +236,7 @@ class OrchestratorService:
         self._register_knowledge()
         self._register_code()
         self._register_web()
+        self._register_modules()
         self._register_user_context()
         self._register_adopted()
 
@@ -289,13 +293,16 @@ class OrchestratorService:
             self.registry.register(alias)
 
     def _register_user_context(self) -> None:
+        from shared.adapters import AdapterRegistry
         from tools.builtin.context_bridge import ContextBridge
         from tools.builtin.legacy import legacy_tools
         from tools.builtin.user_context import UserContextTool
 
         settings = self.settings
+        modules = self._module_adapters  # modules' own normalize_for_tools shape their data
+        adapters = modules.registry_over(AdapterRegistry.with_builtin_adapters()) if modules is not None else None
         try:
-            bridge = ContextBridge(settings.context_url, api_key=_secret(settings.context_api_key))
+            bridge = ContextBridge(settings.context_url, api_key=_secret(settings.context_api_key), adapters=adapters)
         except ValueError as exc:
             raise ServiceConfigError(f"--context-url / TOOLDECK_CONTEXT_URL: {exc}") from None
         close = getattr(bridge, "close", None)
@@ -305,6 +312,36 @@ class OrchestratorService:
         self.registry.register(tool)
         for alias in legacy_tools(user_context=tool):  # old names, with their old arguments
             self.registry.register(alias)
+
+    def _register_modules(self) -> None:
+        """``module_pipeline`` and ``module_admin`` (plus their 17 old names) over the module
+        store in ``data_dir/modules``; the tests of modules run in a sandbox that hides the
+        data directory; ``repair`` asks this service's model."""
+        try:
+            import cryptography  # noqa: F401 - the modules extra
+
+            from shared.modules import KeyFileError, ModuleKeys
+            from tools.builtin.code_executor import LocalSandbox
+            from tools.builtin.modules import ModuleToolkit
+        except ImportError as exc:
+            self._skip("module_pipeline", f"{exc}; install the modules extra: pip install -e '.[modules]'")
+            return
+        data_dir = self.settings.data_dir
+        try:
+            keys = ModuleKeys.load(
+                data_dir / "module-keys",
+                credentials_key=_secret(self.settings.module_credentials_key),
+                signing_key=_secret(self.settings.module_signing_key),
+            )
+        except KeyFileError as exc:
+            raise ServiceConfigError(f"module keys: {exc}") from None
+        sandbox = LocalSandbox(hidden_dirs=[data_dir])
+        self._closers.append(sandbox.close)
+        toolkit = ModuleToolkit.create(
+            data_dir / "modules", keys=keys, sandbox=sandbox, llm_gateway=_ServiceModel(self)
+        )
+        toolkit.register(self.registry)
+        self._module_adapters = toolkit.adapters
 
     def _register_adopted(self) -> None:
         """Every adopted tool (``tooldeck adopt``, registry files) beside the builtins."""
@@ -337,3 +374,20 @@ class OrchestratorService:
 
 def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
+
+
+class _ServiceModel:
+    """The service's model, looked up per call: ``repair`` is wired before the model is built."""
+
+    def __init__(self, service: OrchestratorService) -> None:
+        self._service = service
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+    ) -> Any:
+        """``service.model.chat(...)``."""
+        return self._service.model.chat(messages, tools=tools, tool_choice=tool_choice)

@@ -130,6 +130,12 @@ class Settings(BaseSettings):
         "researcher, docs-generator, readme-generator, coder, test-writer, reviewer)",
     )
     routing_config: Path | None = Field(None, description="a JSON or TOML routing-overrides file")
+    module_credentials_key: SecretStr | None = Field(
+        None, description="a Fernet key for module credentials (unset: a 0600 key file in the data directory)"
+    )
+    module_signing_key: SecretStr | None = Field(
+        None, description="a key for signing module validations (unset: a 0600 key file in the data directory)"
+    )
 
     if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic's plugin gives
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestrator.offline._context_answers import context_answer, finance_query_answer
+from orchestrator.offline._modules import module_sentence
 
 _PERSON = {
     "my": "your",
@@ -232,6 +233,8 @@ _WRITERS: dict[str, Callable[[Mapping[str, Any], Any], str]] = {
     "get_daily_briefing": _context,
     "get_commute_time": _context,
     "query_finance": _context,
+    "module_pipeline": module_sentence,
+    "build_module": module_sentence,
 }
 _WITH_QUESTION = frozenset({"user_context", "get_user_context", "get_daily_briefing", "get_commute_time"})
 

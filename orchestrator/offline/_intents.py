@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-IntentKind = Literal["math", "remember", "recall", "context", "web_search", "web_load", "code", "greeting"]
+from orchestrator.offline._modules import read_module_request
+
+IntentKind = Literal["math", "remember", "recall", "context", "web_search", "web_load", "code", "greeting", "module"]
 
 MAX_MESSAGE_CHARS = 20_000
 
@@ -202,7 +204,12 @@ def _recall(clause: str, sentence: str) -> Intent | None:
     return Intent("recall", sentence, {"query": query, "subject": subject.strip()}) if query else None
 
 
-_MATCHERS = (_greeting, _remember, _web_load, _web_search, _context, _math, _recall)
+def _module(clause: str, sentence: str) -> Intent | None:
+    slots = read_module_request(clause)
+    return Intent("module", sentence, slots) if slots is not None else None
+
+
+_MATCHERS = (_greeting, _module, _remember, _web_load, _web_search, _context, _math, _recall)
 
 
 def read_sentence(sentence: str) -> Intent | None:

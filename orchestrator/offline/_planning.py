@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.offline._intents import Intent
+from orchestrator.offline._modules import module_candidates
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ def candidates(intent: Intent) -> list[Candidate]:
     slots = intent.slots
     if intent.kind == "context":
         return _context_candidates(slots)
+    if intent.kind == "module":
+        return [Candidate(tool, arguments) for tool, arguments in module_candidates(slots)]
     if intent.kind == "web_search":
         return [
             Candidate("web", {"action": "search", "query": slots["query"]}),

@@ -24,6 +24,7 @@ _EXAMPLES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("web", "web_search"), "web search ('Search the web for tooldeck')"),
     (("web", "load_web_page"), "reading web pages ('Open https://example.org')"),
     (("execute_code",), "running code ('Run this python: print(2**10)')"),
+    (("module_pipeline", "build_module"), "new data sources ('Build a module for my runs at https://...')"),
 )
 _KIND_NEEDS = {
     "math": "a math tool",
@@ -33,6 +34,7 @@ _KIND_NEEDS = {
     "web_search": "a web search tool (configure BRAVE_API_KEY or SEARXNG_URL)",
     "web_load": "a web page tool",
     "code": "a code execution tool",
+    "module": "the module tools (pip install 'tooldeck[modules]')",
 }
 
 

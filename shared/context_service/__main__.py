@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], type=str.lower
     )
     parser.add_argument("--no-warm-up", action="store_true", help="do not read the sources at startup")
+    parser.add_argument("--modules-dir", default=None, help="serve the enabled modules of this module store")
     return parser
 
 
@@ -86,6 +87,14 @@ def _fail(stderr: TextIO, *lines: str) -> int:
     return EXIT_CONFIG
 
 
+class _SetupError(Exception):
+    """The service cannot start; ``lines`` say why and what to do (one ``error:`` line each)."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__(*lines)
+        self.lines = lines
+
+
 def main(
     argv: Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -99,24 +108,13 @@ def main(
     try:
         import uvicorn
 
-        from shared.context_service.aggregator import ContextAggregator
         from shared.context_service.app import create_app
-        from shared.context_service.config import ConfigError, load_config
     except ImportError as exc:
         return _fail(err, f"the context service needs the 'context' extra: pip install -e '.[context]' ({exc})")
     try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        return _fail(err, f"config: {exc}")
-    key_env = args.api_key_env or config.api_key_env
-    api_key = env.get(key_env) if key_env else None
-    if key_env and not api_key:
-        return _fail(err, f"config: environment variable {key_env} (the API key) is not set")
-    aggregator = ContextAggregator(config)
-    problems = aggregator.check_config()
-    if problems:
-        aggregator.close()
-        return _fail(err, *(f"config: {os.path.basename(args.config)}: {problem}" for problem in problems))
+        config, api_key, aggregator = _setup(args, env)
+    except _SetupError as exc:
+        return _fail(err, *exc.lines)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -139,11 +137,51 @@ def main(
     return 0
 
 
+def _setup(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Any, str | None, Any]:
+    """The config, the API key and a checked aggregator; every problem before serving."""
+    from shared.context_service.aggregator import ContextAggregator
+    from shared.context_service.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise _SetupError(f"config: {exc}") from None
+    key_env = args.api_key_env or config.api_key_env
+    api_key = env.get(key_env) if key_env else None
+    if key_env and not api_key:
+        raise _SetupError(f"config: environment variable {key_env} (the API key) is not set")
+    try:
+        modules = _modules(args.modules_dir, env)
+    except ValueError as exc:  # KeyFileError: an unusable module key
+        raise _SetupError(f"config: {exc}") from None
+    aggregator = ContextAggregator(config, modules=modules)
+    problems = aggregator.check_config()
+    if problems:
+        aggregator.close()
+        raise _SetupError(*(f"config: {os.path.basename(args.config)}: {problem}" for problem in problems))
+    return config, api_key, aggregator
+
+
 def _configure_logging(level: str, stream: TextIO) -> None:
     """Our loggers at ``level``; other libraries' only from WARNING (ofxtools logs at INFO
     for every transaction it parses)."""
     logging.basicConfig(level=logging.WARNING, stream=stream, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logging.getLogger("shared").setLevel(level.upper())
+
+
+def _modules(folder: str | None, env: Mapping[str, str]) -> Any:
+    """The enabled modules of ``folder`` (keys from the environment or the key files)."""
+    if not folder:
+        return None
+    from pathlib import Path
+
+    from shared.modules import ModuleAdapters
+
+    return ModuleAdapters.from_store(
+        Path(folder),
+        credentials_key=env.get("TOOLDECK_MODULE_CREDENTIALS_KEY"),
+        signing_key=env.get("TOOLDECK_MODULE_SIGNING_KEY"),
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -26,6 +26,9 @@ from shared.adapters.base import AdapterResult, BaseAdapter, format_validation_e
 from shared.adapters.finance_query import FinanceIndex, FinanceQuery
 from shared.adapters.registry import KNOWN_CATEGORIES, AdapterRegistry
 from shared.context_service.config import AdapterEntry, ServiceConfig, UserConfig
+
+if TYPE_CHECKING:
+    from shared.modules import ModuleAdapters
 
 __all__ = ["ContextAggregator", "UnknownUserError"]
 
@@ -62,6 +65,9 @@ class ContextAggregator:
         adapter_kwargs: Keyword arguments for every adapter constructor (``session``,
             ``sleep``, ``http_timeout``, ``max_attempts``).
         max_workers: Threads used to fetch categories in parallel.
+        modules: Enabled modules (``shared.modules.ModuleAdapters``), served to every user
+            in the categories where the user's config has no source; re-read from the
+            module store on each request, so enabling or disabling needs no restart.
     """
 
     def __init__(
@@ -73,9 +79,13 @@ class ContextAggregator:
         monotonic: Callable[[], float] = time.monotonic,
         adapter_kwargs: Mapping[str, Any] | None = None,
         max_workers: int = 8,
+        modules: ModuleAdapters | None = None,
     ) -> None:
         self._config = config
         self._registry = registry if registry is not None else AdapterRegistry.with_builtin_adapters()
+        self._modules = modules
+        if modules is not None:
+            self._registry = modules.registry_over(self._registry)
         self._clock = clock
         self._monotonic = monotonic
         self._adapter_kwargs = dict(adapter_kwargs or {})
@@ -101,7 +111,19 @@ class ContextAggregator:
         if user is None:
             known = ", ".join(sorted(self._config.users)) or "none"
             raise UnknownUserError(f"unknown user_id {user_id[:64]!r}; known users: {known}")
-        return user
+        return self._with_modules(user)
+
+    def _with_modules(self, user: UserConfig) -> UserConfig:
+        """``user`` plus an entry per enabled module whose category the user has no source for."""
+        if self._modules is None:
+            return user
+        configured = {entry.category for entry in user.adapters if entry.enabled}
+        extra = [
+            AdapterEntry(category=cls.category, platform=cls.platform)
+            for cls in self._modules.adapters()
+            if cls.category not in configured
+        ]
+        return user.model_copy(update={"adapters": [*user.adapters, *extra]}) if extra else user
 
     def context(
         self,

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator import OfflineModel, OpenAIChatModel, OrchestratorService, ServiceConfigError, Settings
+from tools.builtin.modules import MODULE_ALIASES
+
+MODULE_OLD_NAMES = [alias.name for alias in MODULE_ALIASES]
 
 
 def closed_port() -> int:
@@ -32,6 +35,9 @@ def test_registers_every_builtin_tool_and_the_old_names(settings: Settings) -> N
             "web",
             "web_search",
             "load_web_page",
+            "module_pipeline",
+            "module_admin",
+            *MODULE_OLD_NAMES,
             "user_context",
             "get_user_context",
             "get_daily_briefing",
