@@ -34,7 +34,7 @@ _KIND_NEEDS = {
     "web_search": "a web search tool (configure BRAVE_API_KEY or SEARXNG_URL)",
     "web_load": "a web page tool",
     "code": "a code execution tool",
-    "module": "the module tools (pip install 'tooldeck[modules]')",
+    "module": "the module tools (pip install -e '.[modules]')",
 }
 
 

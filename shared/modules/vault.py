@@ -25,7 +25,7 @@ class CredentialVault:
         key: A Fernet key (see :class:`~shared.modules.keys.ModuleKeys`).
 
     Raises:
-        ImportError: ``cryptography`` is not installed (``pip install 'tooldeck[modules]'``).
+        ImportError: ``cryptography`` is not installed (``pip install -e '.[modules]'``).
         CredentialError: The key is not a Fernet key.
     """
 
@@ -33,7 +33,7 @@ class CredentialVault:
         try:
             from cryptography.fernet import Fernet
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
-            raise ImportError("module credentials need the 'modules' extra: pip install 'tooldeck[modules]'") from exc
+            raise ImportError("module credentials need the 'modules' extra: pip install -e '.[modules]'") from exc
         try:
             self._fernet = Fernet(key)
         except (ValueError, TypeError):

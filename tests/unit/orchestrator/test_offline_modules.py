@@ -104,7 +104,7 @@ def test_without_module_tools_it_says_what_it_can_do() -> None:
     assert reply.tool_calls == []
     assert reply.content is not None
     assert reply.content.startswith(
-        "I can't do that here: it needs the module tools (pip install 'tooldeck[modules]'), which is not available."
+        "I can't do that here: it needs the module tools (pip install -e '.[modules]'), which is not available."
     )
 
 
