@@ -317,7 +317,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         t0 = _perf_ns()
         started = _now()
         try:
-            request = self._validated(arguments)
+            fast = self.__dict__.get("_td_fast")  # _validated, inlined: this is the hot path
+            if fast is not None and type(arguments) is str:
+                request = fast.from_json(arguments)
+            else:
+                request = self._validated(arguments)
             if timeout is None:
                 response: Any = self.execute_internal(request)
                 if getattr(type(response), "__await__", None) is not None:
@@ -440,30 +444,28 @@ def _timed_out(name: str, timeout: float | None) -> ToolTimeoutError:
     )
 
 
-class _MillisecondCache:
+def _millisecond_formatter() -> Callable[[float], str]:
     """Formats UTC start times to the millisecond, reusing the last string: calls that start
     in the same millisecond share it, so the hot path rarely formats anything."""
+    # (millisecond, formatted) replaced as one tuple, so threads never see a mix.
+    cache = [(-1, "")]
 
-    __slots__ = ("last",)
-
-    def __init__(self) -> None:
-        # (millisecond, formatted) replaced as one tuple, so threads never see a mix.
-        self.last = (-1, "")
-
-    def __call__(self, timestamp: float) -> str:
+    def iso(timestamp: float) -> str:
         millis = int(timestamp * 1000)
-        last = self.last
+        last = cache[0]
         if last[0] == millis:
             return last[1]
         second, fraction = divmod(millis, 1000)
         text = f"{datetime.fromtimestamp(second, _UTC).strftime('%Y-%m-%dT%H:%M:%S')}.{fraction:03d}000+00:00"
-        self.last = (millis, text)
+        cache[0] = (millis, text)
         return text
+
+    return iso
 
 
 # A pure formatting memo (no behaviour to inject): ISO-8601 UTC, millisecond precision
 # (``duration_ms`` carries the precise timing).
-_iso_utc = _MillisecondCache()
+_iso_utc = _millisecond_formatter()
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 

@@ -117,12 +117,12 @@ class FunctionTool(BaseTool[BaseModel, Any]):
 
     def execute_internal(self, request: BaseModel | dict[str, Any]) -> Any:
         """Call the function with the validated arguments."""
+        if self._plain:  # the common case: keyword arguments straight from the model
+            return self.func(**request.__dict__)
         if isinstance(request, dict):  # validated against hand-written ``parameters``
             positional = [request.pop(p) for p in self._positional if p in request]
             return self.func(*positional, **request)
         values = request.__dict__
-        if self._plain:
-            return self.func(**values)
         if self._open:
             values = {**values, **(request.__pydantic_extra__ or {})}
         positional = [values[p] for p in self._positional]
