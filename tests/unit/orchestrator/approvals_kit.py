@@ -21,6 +21,8 @@ RISKS: dict[str, RiskLevel] = {"look": "safe", "note": "moderate", "wipe": "dang
 class ScriptedModel:
     """Replays assistant turns; keeps what it was shown on each call."""
 
+    model = "scripted"
+
     def __init__(self, *turns: dict[str, Any]) -> None:
         self.turns = list(turns)
         self.seen: list[list[dict[str, Any]]] = []
