@@ -21,7 +21,7 @@ from orchestrator.graph import AgentGraph
 from tests.unit.orchestrator.approvals_kit import ScriptedModel, answer, call, turn
 from tools import LocalToolRegistry
 from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve
-from tools.routing import ToolManual
+from tools.routing import ToolCategory, ToolManual
 from tools.telemetry import ToolTracer
 
 
@@ -55,7 +55,7 @@ def _graph(tracer: ToolTracer, policy: ApprovalPolicy | None = None) -> AgentGra
         return f"noted {path}"
 
     registry.register(look)
-    registry.register(note, manual=ToolManual(name="note", category="file-write", risk="moderate"))
+    registry.register(note, manual=ToolManual(name="note", category=ToolCategory.FILE_WRITE, risk="moderate"))
     model = ScriptedModel(turn(call("c0", "look", path="a"), call("c1", "note", path="b")), answer("ok"))
     return AgentGraph(model, registry, tracer=tracer, provider="scripted-provider")
 

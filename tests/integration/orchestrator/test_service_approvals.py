@@ -57,7 +57,7 @@ def test_the_stored_level_applies_when_the_settings_have_none(tmp_path: Path, st
 def test_an_agent_view_follows_the_policy(tmp_path: Path, store: ApprovalsStore) -> None:
     with OrchestratorService(_settings(tmp_path, freedom="medium", agent="main"), approvals=store) as service:
         assert service.tools is not service.registry
-        assert service.tools.policy is service.policy  # type: ignore[union-attr]
+        assert service.tools.policy is service.policy
         assert service.ask(QUESTION).status == "awaiting_approval"
 
 

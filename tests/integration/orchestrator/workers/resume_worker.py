@@ -19,7 +19,7 @@ from orchestrator.graph import AgentGraph, ClaimStore, ResumeError
 from orchestrator.llm import ChatResponse, ToolChoice
 from tools import LocalToolRegistry
 from tools.approvals import ApprovalPolicy, Approve
-from tools.routing import ToolManual
+from tools.routing import ToolCategory, ToolManual
 
 
 class TwoTurns:
@@ -54,7 +54,7 @@ def build_graph(log: Path, claims: ClaimStore | None = None) -> AgentGraph:
             handle.write(f"wiped {path}\n")
         return f"wiped {path}"
 
-    registry.register(wipe, manual=ToolManual(name="wipe", category="file-write", risk="dangerous"))
+    registry.register(wipe, manual=ToolManual(name="wipe", category=ToolCategory.FILE_WRITE, risk="dangerous"))
     return AgentGraph(TwoTurns(), registry, claims=claims)
 
 
