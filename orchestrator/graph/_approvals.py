@@ -38,6 +38,8 @@ _log = logging.getLogger(__name__)
 #: A synchronous callback asked about each call that needs approval: `Approve`, `Deny`, or
 #: None to hold the call (the run then ends ``awaiting_approval``).
 GraphApprover = Callable[[ApprovalRequest], "Approve | Deny | None"]
+#: Longest call id a held call may have (ids are keys of the claim ledger).
+MAX_HELD_ID_CHARS = 256
 Decision = Approve | Deny
 
 
@@ -59,18 +61,23 @@ class Triage:
 
 
 class Approvals:
-    """The approval side of one graph: its runner, policy and approver.
+    """The approval side of one graph: its runner (whose policy decides and remembers) and
+    its approver.
 
     Args:
         runner: The registry or view the graph runs calls through.
-        policy: Stores ``Approve(remember=True)`` (default: the runner's policy).
         approver: Asked about calls that need approval; None: such calls are held.
     """
 
-    def __init__(self, runner: Any, policy: ApprovalPolicy | None, approver: GraphApprover | None) -> None:
+    def __init__(self, runner: Any, approver: GraphApprover | None) -> None:
         self.runner = runner
-        self.policy = policy if policy is not None else getattr(runner, "policy", None)
         self.approver = approver
+
+    @property
+    def policy(self) -> ApprovalPolicy | None:
+        """The runner's approval policy (a view's own, else its registry's)."""
+        policy = getattr(self.runner, "policy", None)
+        return policy if isinstance(policy, ApprovalPolicy) else None
 
     # ------------------------------------------------------------------ a new turn
 
@@ -82,8 +89,8 @@ class Approvals:
             request = self._request(call)
             if request is None:
                 out.run.append(call)
-            elif ids.count(call.id) > 1:
-                out.refused.append((call, self._duplicate(call)))
+            elif ids.count(call.id) > 1 or len(call.id) > MAX_HELD_ID_CHARS:
+                out.refused.append((call, self._unholdable(call)))
             elif self.approver is None:
                 out.held[call.index] = request
             else:
@@ -105,14 +112,15 @@ class Approvals:
         except (ApprovalError, InvalidArgumentsError, ValueError):
             return None  # the registry's own gate answers it (fail closed)
 
-    def _duplicate(self, call: PendingCall) -> ToolResult:
+    def _unholdable(self, call: PendingCall) -> ToolResult:
+        why = "is longer than 256 characters" if len(call.id) > MAX_HELD_ID_CHARS else "is used by more than one call"
         return self.refusal(
             call.name,
             "permission_denied",
             f"The tool '{shown_name(call.name)}' needs a person's approval, but the call id {shown_name(call.id)!r} "
-            "is used by more than one call of this turn, so it cannot be held for one; it was not run. "
-            "Call it again with a call id of its own.",
-            {"reason": "duplicate_call_id", "tool": call.name},
+            f"{why} of this turn, so it cannot be held for one; it was not run. Call it again with a short call id "
+            "of its own.",
+            {"reason": "call_id_unusable", "tool": call.name},
         )
 
     def settle(self, out: Triage, decisions: Sequence[object]) -> None:

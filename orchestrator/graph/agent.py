@@ -124,7 +124,8 @@ class AgentGraph:
             now: The current UTC time, for the state's ``paused_at`` (injectable).
 
         Raises:
-            ValueError: For ``max_iterations < 1``.
+            ValueError: For ``max_iterations < 1``, or a ``max_state_age`` longer than the
+                claim store's ``retention``.
         """
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
@@ -146,7 +147,13 @@ class AgentGraph:
         self.provider = provider
         self.clock = clock
         self.now = now
-        self._approvals = Approvals(registry, None, self.approver)
+        retention = getattr(self.claims, "retention", None)
+        if isinstance(retention, timedelta) and (max_state_age is None or max_state_age > retention):
+            raise ValueError(
+                f"max_state_age ({max_state_age}) must not exceed the claim store's retention ({retention}): a "
+                "state older than the claims kept could be resumed twice"
+            )
+        self._approvals = Approvals(registry, self.approver)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tool definitions the model is given on each turn."""
