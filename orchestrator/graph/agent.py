@@ -409,7 +409,8 @@ class AgentGraph:
                 shown = ", ".join(repr(key.split("/", 1)[1]) for key in taken)
                 raise ResumeError(
                     f"call(s) {shown} of run {paused.run_id} were resumed before (here or in another process); "
-                    "an approved call runs once, so nothing was run. Resume from the state that resume returned."
+                    "an approved call runs once, so nothing was run. If that resume paused again, continue from "
+                    "the state it returned."
                 )
         loop.decided_now(calls, {i: ("approved" if isinstance(d, Approve) else "denied") for i, d in chosen.items()})
         return self._approvals.decided(paused, chosen)
