@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import stat
 from pathlib import Path
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 #: Largest state file ``--resume`` reads.
 MAX_STATE_BYTES = 50_000_000
 PAUSED_DIR = "paused"
+_log = logging.getLogger(__name__)
 _APPROVE_CALL = re.compile(r"^(?P<id>.+?)(?:@(?P<hash>[0-9a-f]{12,64}))?$")
 
 
@@ -130,23 +132,27 @@ def approver(mode: str, stdin: TextIO, stderr: TextIO) -> GraphApprover | None:
     return TerminalApprover(stdin=stdin, console=Console(file=stderr))
 
 
-def save_paused(run: AgentRun, data_dir: Path) -> Path:
-    """Write a paused run's state to ``<data_dir>/paused/<run id>.json`` (mode 0600)."""
+def keep_state(run: AgentRun, data_dir: Path) -> Path | None:
+    """Save a paused run's state to ``<data_dir>/paused/<run id>.json`` (mode 0600) and return
+    the path; remove that file once the run finished. None when nothing was saved (a failure
+    is logged: the state is then only in the ``--json`` output or the text printed)."""
     from tools._files import atomic_write_text
 
     path = data_dir / PAUSED_DIR / f"{run.run_id}.json"
-    atomic_write_text(path, json.dumps(run.state, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+    try:
+        if run.status != "awaiting_approval":
+            path.unlink(missing_ok=True)
+            return None
+        atomic_write_text(path, json.dumps(run.state, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+    except OSError as exc:
+        _log.error("cannot write %s (%s)", path, exc.strerror or exc)
+        return None
     return path
 
 
-def forget_paused(run_id: str, data_dir: Path) -> None:
-    """Remove the saved state of a run that finished."""
-    path = data_dir / PAUSED_DIR / f"{run_id}.json"
-    path.unlink(missing_ok=True)
-
-
-def format_pending(run: AgentRun, state_file: Path) -> str:
-    """What a paused run prints: each held call, and the commands that continue it."""
+def format_pending(run: AgentRun, state_file: Path | None) -> str:
+    """What a paused run prints: each held call, and the commands that continue it (the state
+    itself when it could not be saved)."""
     count = len(run.pending_approvals)
     lines = [f"Waiting for approval: {count} tool call(s) need a person's decision (run {run.run_id})."]
     for request in run.pending_approvals:
@@ -159,6 +165,10 @@ def format_pending(run: AgentRun, state_file: Path) -> str:
             f"      arguments hash {request.arguments_hash[:12]}",
         ]
     first = run.pending_approvals[0]
+    if state_file is None:
+        lines += ["The state could not be saved (see the error above); here it is, for --resume -:"]
+        lines.append(json.dumps(run.state, ensure_ascii=False))
+        return wire_safe("\n".join(lines))
     lines += [
         f"State saved to {state_file}. Continue with:",
         f"  python -m orchestrator --resume {state_file} --approve-call {first.call_id}@{first.arguments_hash[:12]}",

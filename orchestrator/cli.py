@@ -255,11 +255,8 @@ def _report(
     run: AgentRun, service: OrchestratorService, settings: Settings, args: argparse.Namespace, stdout: TextIO
 ) -> int:
     """Print the run (answer and trace, or JSON); a paused run's state is saved first."""
-    state_file = None
-    if run.status == "awaiting_approval":
-        state_file = _approval_cli.save_paused(run, settings.data_dir)
-    else:
-        _approval_cli.forget_paused(run.run_id, settings.data_dir)
+    paused = run.status == "awaiting_approval"
+    state_file = _approval_cli.keep_state(run, settings.data_dir)
     if args.json:
         out = run.to_dict()
         out["model"] = service.model_description
@@ -267,14 +264,14 @@ def _report(
         if state_file is not None:
             out["state_file"] = str(state_file)
         print(wire_safe(json.dumps(out, ensure_ascii=False, indent=2, default=str)), file=stdout)
-    elif state_file is not None:
+    elif paused:
         print(_approval_cli.format_pending(run, state_file), file=stdout)
     else:
         print(wire_safe(run.answer) or "(the model gave an empty answer)", file=stdout)
     if not args.json and not args.no_trace:
         print("", file=stdout)
         print(format_trace(run, service.model_description), file=stdout)
-    if state_file is not None:
+    if paused:
         return EXIT_AWAITING
     return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
 

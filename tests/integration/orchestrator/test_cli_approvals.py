@@ -202,3 +202,16 @@ def test_two_processes_resuming_the_same_file_run_the_call_once(env: dict[str, s
         codes.append(process.returncode)
     assert sorted(codes) == [0, 2]
     assert recall(env).count("Dr. Lee") == 1
+
+
+def test_a_state_that_cannot_be_saved_is_printed(env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "paused").write_text("a file where the directory should be")
+    result = cli(env, "--freedom", "medium", "--no-trace", QUESTION)
+    assert result.returncode == 5
+    assert "cannot write" in result.stderr
+    state = result.stdout.splitlines()[-1]
+    resumed = cli(
+        env, "--resume", "-", "--approve-call", json.loads(state)["pending_approvals"][0]["call_id"], stdin=state
+    )
+    assert resumed.returncode == 0, resumed.stderr
