@@ -6,6 +6,7 @@ Exit codes:
     2  usage or configuration error (bad flag, bad environment variable, unusable data dir)
     3  the model endpoint failed (unreachable, HTTP error, malformed answer)
     4  the iteration budget ran out before a final answer (the partial answer is printed)
+    5  tool calls wait for a person's approval (the state is saved; continue with --resume)
     130  interrupted (Ctrl-C)
 """
 
@@ -19,8 +20,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from orchestrator.graph import AgentRun
+from orchestrator import _approval_cli
+from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
+from orchestrator.graph.claims import CLAIMS_FILE
 from orchestrator.llm import ChatModelError
 from orchestrator.service import OrchestratorService, ServiceConfigError
 from orchestrator.settings import Settings
@@ -28,9 +31,9 @@ from orchestrator.settings import Settings
 if TYPE_CHECKING:
     from tools.store import RegistryService
 
-__all__ = ["EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
+__all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
 
-EXIT_OK, EXIT_INTERNAL, EXIT_CONFIG, EXIT_MODEL, EXIT_BUDGET = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_INTERNAL, EXIT_CONFIG, EXIT_MODEL, EXIT_BUDGET, EXIT_AWAITING = 0, 1, 2, 3, 4, 5
 
 _EPILOG = """\
 examples:
@@ -42,20 +45,24 @@ examples:
       --tool-choice required "What is 2+3?"
   OPENAI_API_KEY=... python -m orchestrator --base-url https://api.openai.com/v1 \\
       --model gpt-4o-mini "What's on my calendar today?"
+  python -m orchestrator --freedom medium --json "Remember that my dentist is Dr. Lee." \\
+      < /dev/null > paused.json      # exit 5: store_knowledge waits for approval
+  python -m orchestrator --resume paused.json --approve-call call_1
 
 Without --base-url the embedded offline model answers (no key, no network): it
 understands math, "remember that ...", "what is my ...", calendar/weather/commute/
 spending/briefing questions, "search the web for ...", "open <url>" and
 "run this python: ...".
 
-exit codes: 0 answered, 1 internal error, 2 usage/configuration error,
-3 model endpoint error, 4 iteration budget exhausted, 130 interrupted.
+exit codes: 0 answered, 1 internal error, 2 usage/configuration error (or a
+refused --resume), 3 model endpoint error, 4 iteration budget exhausted, 5 waiting
+for approval, 130 interrupted.
 
 environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
 TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
 TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
-TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, BRAVE_API_KEY,
-SEARXNG_URL (flags win over the environment).
+TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, TOOLDECK_FREEDOM,
+BRAVE_API_KEY, SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -68,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("question", nargs="+", help="the question ('-' reads it from stdin)")
+    parser.add_argument("question", nargs="*", help="the question ('-' reads it from stdin)")
     parser.add_argument("--json", action="store_true", help="print the whole run as JSON")
     parser.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://host/v1")
     parser.add_argument("--model", help="model name for --base-url (default gpt-4o-mini)")
@@ -102,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-trace", action="store_true", help="print only the answer")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
+    _approval_cli.add_arguments(parser)
     return parser
 
 
@@ -162,24 +170,28 @@ def main(
     args = build_parser().parse_args(argv)
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
-    question = _question(args.question, stdin)
-    if not question:
-        return _fail(stderr, EXIT_CONFIG, "question", "it is empty; pass the question text")
     try:
-        settings = Settings.from_env(
-            env,
-            base_url=args.base_url,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            max_iterations=args.max_iterations,
-            tool_choice=args.tool_choice,
-            data_dir=args.data_dir,
-            context_url=args.context_url,
-            strict=args.strict,
-            agent=args.agent,
-            routing_config=args.routing_config,
-        )
-        service = OrchestratorService(settings, adopted_tools=_adopted_tools(env))
+        question, paused = _read_input(args, stdin)
+    except _InputError as exc:
+        return _fail(stderr, EXIT_CONFIG, exc.what, str(exc))
+    try:
+        flags = {
+            "base_url": args.base_url,
+            "model": args.model,
+            "api_key_env": args.api_key_env,
+            "max_iterations": args.max_iterations,
+            "tool_choice": args.tool_choice,
+            "data_dir": args.data_dir,
+            "context_url": args.context_url,
+            "strict": args.strict,
+            "agent": args.agent,
+            "routing_config": args.routing_config,
+            "freedom": args.freedom,
+        }
+        settings = Settings.from_env(env, **flags)
+        if paused is not None:
+            settings = Settings.from_env(env, **{**flags, **_approval_cli.resume_overrides(paused, settings)})
+        service = _service(settings, env, args, stdin, stderr)
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     with service:
@@ -188,19 +200,79 @@ def main(
                 "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
             )
         try:
-            run = service.ask(question)
+            if paused is None:
+                run = service.ask(question)
+            else:
+                run = service.resume(paused.to_dict(), _approval_cli.decisions(args, paused))
         except ChatModelError as exc:
             return _fail(stderr, EXIT_MODEL, "model", str(exc))
-        if args.json:
-            out = run.to_dict()
-            out["model"] = service.model_description
-            out["settings"] = settings.public_dict()
-            print(wire_safe(json.dumps(out, ensure_ascii=False, indent=2, default=str)), file=stdout)
-        else:
-            print(wire_safe(run.answer) or "(the model gave an empty answer)", file=stdout)
-            if not args.no_trace:
-                print("", file=stdout)
-                print(format_trace(run, service.model_description), file=stdout)
+        except ResumeError as exc:
+            return _fail(stderr, EXIT_CONFIG, "resume", str(exc))
+        return _report(run, service, settings, args, stdout)
+
+
+class _InputError(Exception):
+    def __init__(self, what: str, message: str) -> None:
+        super().__init__(message)
+        self.what = what
+
+
+def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun | None]:
+    """The question, or the paused run ``--resume`` names (checked)."""
+    if args.resume is not None:
+        if args.question:
+            raise _InputError("usage", "--resume continues a paused run; pass no question with it")
+        try:
+            return "", PausedRun.from_dict(_approval_cli.read_state(args.resume, stdin))
+        except ResumeError as exc:
+            raise _InputError("resume", str(exc)) from None
+    if args.approve_call or args.deny_call:
+        raise _InputError("usage", "--approve-call and --deny-call need --resume FILE")
+    question = _question(args.question, stdin)
+    if not question:
+        raise _InputError("question", "it is empty; pass the question text")
+    return question, None
+
+
+def _service(
+    settings: Settings, env: Mapping[str, str], args: argparse.Namespace, stdin: TextIO, stderr: TextIO
+) -> OrchestratorService:
+    """The service of this invocation, with the approvals file, the terminal approver
+    (``--approve ask`` on a terminal) and the claim ledger in the data directory."""
+    from tools.approvals import ApprovalsStore
+
+    return OrchestratorService(
+        settings,
+        adopted_tools=_adopted_tools(env),
+        approvals=ApprovalsStore.from_env(env),
+        approver=_approval_cli.approver(args.approve, stdin, stderr),
+        hold_for_approval=args.approve != "deny",
+        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+    )
+
+
+def _report(
+    run: AgentRun, service: OrchestratorService, settings: Settings, args: argparse.Namespace, stdout: TextIO
+) -> int:
+    """Print the run (answer and trace, or JSON); a paused run's state is saved first."""
+    paused = run.status == "awaiting_approval"
+    state_file = _approval_cli.keep_state(run, settings.data_dir)
+    if args.json:
+        out = run.to_dict()
+        out["model"] = service.model_description
+        out["settings"] = settings.public_dict()
+        if state_file is not None:
+            out["state_file"] = str(state_file)
+        print(wire_safe(json.dumps(out, ensure_ascii=False, indent=2, default=str)), file=stdout)
+    elif paused:
+        print(_approval_cli.format_pending(run, state_file), file=stdout)
+    else:
+        print(wire_safe(run.answer) or "(the model gave an empty answer)", file=stdout)
+    if not args.json and not args.no_trace:
+        print("", file=stdout)
+        print(format_trace(run, service.model_description), file=stdout)
+    if paused:
+        return EXIT_AWAITING
     return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from orchestrator.graph import AgentGraph, AgentRun, ToolsNode
+from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
 from orchestrator.llm import ChatModel, ToolChoice
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
@@ -22,9 +22,12 @@ from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from orchestrator.graph._approvals import GraphApprover
     from shared.modules import ModuleAdapters
+    from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny
     from tools.routing import ToolView
     from tools.store import RegistryService
+    from tools.telemetry import ToolTracer
 
 __all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError"]
 
@@ -70,6 +73,11 @@ class OrchestratorService:
         registry: LocalToolRegistry | None = None,
         system_prompt: str | None = SYSTEM_PROMPT,
         adopted_tools: RegistryService | None = None,
+        approvals: ApprovalsStore | None = None,
+        approver: GraphApprover | None = None,
+        hold_for_approval: bool = True,
+        claims: ClaimStore | None = None,
+        tracer: ToolTracer | None = None,
     ) -> None:
         """Build everything.
 
@@ -81,13 +89,29 @@ class OrchestratorService:
             adopted_tools: Where the adopted tools come from (``tooldeck adopt``, registry
                 files; see `tools.store`); None: no adopted tools. `from_env` reads them
                 from the environment's and the current directory's registry files.
+            approvals: The approvals file (`tools.approvals.ApprovalsStore`): its stored
+                level applies when ``settings.freedom`` is unset, its approvals always. With
+                no level from either, no approval gate applies (every call runs).
+            approver: Asked about each call that needs approval (a terminal prompt);
+                None: such calls are held and the run ends ``awaiting_approval``.
+            hold_for_approval: False: calls that need approval are refused instead of held.
+            claims: Where resumes claim the calls they decide (default: in memory; give a
+                `FileClaimStore` when several processes may resume the same state).
+            tracer: Spans for each run, model request and tool call (one trace per question).
 
         Raises:
-            ServiceConfigError: The data directory cannot be created, a URL is invalid, or
-                ``tool_choice`` names no registered tool.
+            ServiceConfigError: The data directory cannot be created, a URL is invalid,
+                ``tool_choice`` names no registered tool, the approvals file is unusable,
+                or ``registry`` was built without the policy the settings ask for.
         """
         self.settings = settings
-        self.registry = registry if registry is not None else LocalToolRegistry()
+        self.policy = _approval_policy(settings, approvals)
+        if registry is not None and self.policy is not None and registry.policy is None and settings.agent is None:
+            raise ServiceConfigError(
+                "the settings ask for approvals (freedom level), but the registry given was built without a policy; "
+                "build it with LocalToolRegistry(policy=...) or let the service build it"
+            )
+        self.registry = registry if registry is not None else LocalToolRegistry(policy=self.policy, tracer=tracer)
         self._closers: list[Callable[[], None]] = []
         self.skipped: dict[str, str] = {}
         self._adopted_tools = adopted_tools
@@ -115,21 +139,30 @@ class OrchestratorService:
             tool_choice=every_turn,
             initial_tool_choice=first_turn,
             strict=settings.strict,
+            agent_name=settings.agent or "main",
+            approver=approver,
+            hold_for_approval=hold_for_approval,
+            claims=claims,
+            tracer=tracer,
+            provider=self._provider(),
         )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **overrides: Any) -> OrchestratorService:
-        """The service the environment describes: `Settings.from_env(env, **overrides)` and
-        the tools adopted in the user's and the current directory's registry files.
+        """The service the environment describes: `Settings.from_env(env, **overrides)`, the
+        tools adopted in the user's and the current directory's registry files, and the
+        user's approvals file (``$XDG_CONFIG_HOME/tooldeck/approvals.json``).
 
         Raises:
             SettingsError: a setting is malformed.
             ServiceConfigError: the service cannot be built (see the constructor).
         """
+        from tools.approvals import ApprovalsStore
         from tools.store import RegistryService, RegistryStore
 
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
-        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted)
+        approvals = ApprovalsStore.from_env(env)
+        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted, approvals=approvals)
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
         """The registry, or the agent type's view of it (``--agent``)."""
@@ -144,7 +177,7 @@ class OrchestratorService:
                 if self.settings.routing_config is not None
                 else None
             )
-            return self.registry.for_agent(agent, ToolRouter(config=config))
+            return self.registry.for_agent(agent, ToolRouter(config=config), policy=self.policy)
         except RoutingConfigError as exc:
             raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
 
@@ -162,6 +195,8 @@ class OrchestratorService:
     def ask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
         """Run one question (or a conversation) through the agent graph.
 
+        The run may end ``awaiting_approval`` (see `AgentGraph.run`); continue it with `resume`.
+
         Raises:
             ChatModelError: The model endpoint failed (see `AgentGraph.run`).
         """
@@ -170,6 +205,21 @@ class OrchestratorService:
     async def aask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
         """Async twin of `ask`."""
         return await self.graph.arun(question)
+
+    def resume(self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None) -> AgentRun:
+        """Continue a paused run (see `AgentGraph.resume`).
+
+        Raises:
+            ResumeError: The state or a decision is refused; nothing ran.
+            ChatModelError: The model endpoint failed.
+        """
+        return self.graph.resume(state, decisions)
+
+    async def aresume(
+        self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None
+    ) -> AgentRun:
+        """Async twin of `resume`."""
+        return await self.graph.aresume(state, decisions)
 
     def close(self) -> None:
         """Stop worker processes and threads, close the database and HTTP sessions."""
@@ -204,6 +254,12 @@ class OrchestratorService:
             raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
         self._closers.append(model.close)
         return model
+
+    def _provider(self) -> str | None:
+        """``gen_ai.provider.name`` for the model's spans: ``openai`` for OpenAI's own API."""
+        if isinstance(self.model, OpenAIChatModel) and "api.openai.com" in self.model.endpoint:
+            return "openai"
+        return None
 
     def _tool_choices(self) -> tuple[ToolChoice | None, ToolChoice | None]:
         """(every turn, first turn): ``auto``/``none`` hold for every turn; ``required`` or
@@ -370,6 +426,21 @@ class OrchestratorService:
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason
         _log.info("tool %s not registered: %s", name, reason)
+
+
+def _approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy | None:
+    """The policy of ``settings.freedom``, else of the store's level; None when neither sets
+    one (no approval gate: the orchestrator's default)."""
+    from tools.approvals import ApprovalError, ApprovalPolicy
+
+    level: str | None = settings.freedom
+    if level is None and store is not None:
+        try:
+            stored = store.freedom()
+        except ApprovalError as exc:
+            raise ServiceConfigError(str(exc)) from None
+        level = stored.value if stored is not None else None
+    return ApprovalPolicy(level, store) if level is not None else None
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -22,6 +22,8 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 ``TOOLDECK_CALL_TIMEOUT``        seconds one tool call may take in the graph (default 60; ``none``)
 ``TOOLDECK_MODEL_TIMEOUT``       seconds one model request may take (default 120)
 ``TOOLDECK_STRICT``              strict tool schemas, true/false (default: only for api.openai.com)
+``TOOLDECK_FREEDOM``             approval level ``low``, ``medium`` or ``high`` for this run (default: the
+                                 level ``tooldeck configure freedom`` stored; none stored: no approvals)
 ``BRAVE_API_KEY`` / ``SEARXNG_URL``  web search backend (see ``tools.builtin.web``)
 ===============================  =============================================================
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -136,6 +138,11 @@ class Settings(BaseSettings):
     module_signing_key: SecretStr | None = Field(
         None, description="a key for signing module validations (unset: a 0600 key file in the data directory)"
     )
+    freedom: Literal["low", "medium", "high"] | None = Field(
+        None,
+        description="low (nothing runs without approval), medium (only safe tools run freely) or high (only "
+        "dangerous tools need approval)",
+    )
 
     if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic's plugin gives
 
@@ -164,6 +171,11 @@ class Settings(BaseSettings):
         if value is None or value in _TOOL_CHOICES or _TOOL_NAME.match(value):
             return value
         raise ValueError("not auto, required, none or a tool name (letters, digits, _ and -)")
+
+    @field_validator("freedom", mode="before")
+    @classmethod
+    def _freedom_any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("data_dir")
     @classmethod

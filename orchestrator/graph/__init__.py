@@ -1,18 +1,22 @@
-"""Graph building blocks: the tools node and the agent loop."""
+"""Graph building blocks: the tools node, the agent loop, and pausing a run for a person's
+approval (`AgentGraph.resume`, claim stores)."""
 
-from orchestrator.graph.agent import (
-    AgentGraph,
-    AgentRun,
-    StepRecord,
-    StopReason,
-    ToolRegistry,
-    run_agent,
-)
+from orchestrator.graph.agent import AgentGraph, ToolRegistry, run_agent
+from orchestrator.graph.claims import ClaimStore, ClaimStoreError, FileClaimStore, MemoryClaimStore
+from orchestrator.graph.run import AgentRun, RunStatus, StepRecord, StopReason
+from orchestrator.graph.state import PausedRun, ResumeError, state_from_json
 from orchestrator.graph.tools_node import ToolCallRecord, ToolRunner, ToolsNode
 
 __all__ = [
     "AgentGraph",
     "AgentRun",
+    "ClaimStore",
+    "ClaimStoreError",
+    "FileClaimStore",
+    "MemoryClaimStore",
+    "PausedRun",
+    "ResumeError",
+    "RunStatus",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",
@@ -20,4 +24,5 @@ __all__ = [
     "ToolRunner",
     "ToolsNode",
     "run_agent",
+    "state_from_json",
 ]

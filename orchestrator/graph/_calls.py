@@ -10,7 +10,10 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovedCall
 
 _log = logging.getLogger(__name__)
 
@@ -26,12 +29,15 @@ class PendingCall:
         arguments: The arguments as sent: JSON text (bytes too), a mapping, or None;
             any other value (a list, a number) is turned into JSON text, so the registry
             answers it with its usual "send a JSON object" validation error.
+        approved: A person's approval of exactly this call (its ``arguments`` are then the
+            approved ones); the registry runs it despite its policy.
     """
 
     index: int
     id: str
     name: str
     arguments: Any
+    approved: ApprovedCall | None = None
 
 
 def _field(obj: Any, key: str) -> Any:

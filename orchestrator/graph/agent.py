@@ -1,19 +1,29 @@
-"""The agent loop: agent node -> tools node -> agent ... until an answer or the budget ends."""
+"""The agent loop: agent node -> tools node -> agent ... until an answer, the budget ends, or
+calls wait for a person's approval (then `AgentGraph.resume` continues the run)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Protocol
 
-from orchestrator.graph.tools_node import ToolCallRecord, ToolRunner, ToolsNode
+from orchestrator.graph._approvals import Approvals, Decision, GraphApprover, Triage
+from orchestrator.graph._calls import PendingCall
+from orchestrator.graph._loop import Loop, renumbered
+from orchestrator.graph.claims import ClaimStore, ClaimStoreError, MemoryClaimStore
+from orchestrator.graph.run import AgentRun, StepRecord, StopReason
+from orchestrator.graph.state import PausedRun, ResumeError, call_key, new_run_id
+from orchestrator.graph.tools_node import ToolRunner, ToolsNode
 from orchestrator.llm import ChatModel, ChatResponse, Message, ToolChoice
+from tools.approvals import ApprovalRequest, Approve, Deny
+
+if TYPE_CHECKING:
+    from tools.telemetry import ToolTracer
 
 __all__ = ["AgentGraph", "AgentRun", "StepRecord", "StopReason", "ToolRegistry", "run_agent"]
-
-StopReason = Literal["final_answer", "max_iterations"]
 
 
 class ToolRegistry(ToolRunner, Protocol):
@@ -24,121 +34,8 @@ class ToolRegistry(ToolRunner, Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    """One node execution of a run: ``node`` is ``"agent"`` or ``"tools"``."""
-
-    node: Literal["agent", "tools"]
-    iteration: int
-    duration_ms: float
-
-
-@dataclass(frozen=True)
-class AgentRun:
-    """The outcome of `AgentGraph.run`.
-
-    Attributes:
-        messages: The whole conversation, OpenAI format, ending with an assistant message.
-        tool_results: One trace record per executed tool call, in execution order.
-        iterations: Model calls made.
-        stop_reason: ``"final_answer"`` (the model answered without tool calls) or
-            ``"max_iterations"`` (the budget ran out; the last message says so).
-        steps: Every node execution with its duration.
-        timings: ``total_ms``, ``model_ms`` and ``tools_ms``.
-    """
-
-    messages: list[Message]
-    tool_results: list[ToolCallRecord]
-    iterations: int
-    stop_reason: StopReason
-    steps: list[StepRecord] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def answer(self) -> str:
-        """The text of the final assistant message ("" when it had none)."""
-        for message in reversed(self.messages):
-            if message.get("role") == "assistant":
-                content = message.get("content")
-                return content if isinstance(content, str) else ""
-        return ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The run as JSON-compatible data (what ``python -m orchestrator --json`` prints)."""
-        return {
-            "answer": self.answer,
-            "stop_reason": self.stop_reason,
-            "iterations": self.iterations,
-            "timings": dict(self.timings),
-            "steps": [{"node": s.node, "iteration": s.iteration, "duration_ms": s.duration_ms} for s in self.steps],
-            "tool_results": [dict(r) for r in self.tool_results],
-            "messages": self.messages,
-        }
-
-
-class _Loop:
-    """The state of one run; `AgentGraph.run` and `arun` drive it the same way."""
-
-    def __init__(self, graph: AgentGraph, messages: list[Message]) -> None:
-        self.graph = graph
-        self.messages = messages
-        self.tool_results: list[ToolCallRecord] = []
-        self.steps: list[StepRecord] = []
-        self.iteration = 0
-        self.started = graph.clock()
-
-    def model_kwargs(self) -> dict[str, Any]:
-        tools = self.graph.tool_definitions()
-        choice = self.graph.tool_choice
-        if self.iteration == 0 and self.graph.initial_tool_choice is not None:
-            choice = self.graph.initial_tool_choice
-        return {"tools": tools or None, "tool_choice": choice if tools else None}
-
-    def record(self, node: Literal["agent", "tools"], since: float) -> None:
-        duration = round((self.graph.clock() - since) * 1000, 3)
-        self.steps.append(StepRecord(node, self.iteration, duration))
-
-    def took_turn(self, response: ChatResponse) -> bool:
-        """Append the model's turn; True when tools must run next."""
-        self.iteration += 1
-        self.messages.append(dict(response.message))
-        return bool(response.tool_calls)
-
-    def took_tools(self, update: Mapping[str, Any]) -> None:
-        self.messages.extend(update["messages"])
-        self.tool_results.extend(update["tool_results"])
-
-    def finish(self, stop_reason: StopReason) -> AgentRun:
-        if stop_reason == "max_iterations":
-            self.messages.append({"role": "assistant", "content": self._exhausted()})
-        total = round((self.graph.clock() - self.started) * 1000, 3)
-        model_ms = sum(s.duration_ms for s in self.steps if s.node == "agent")
-        tools_ms = sum(s.duration_ms for s in self.steps if s.node == "tools")
-        return AgentRun(
-            messages=self.messages,
-            tool_results=self.tool_results,
-            iterations=self.iteration,
-            stop_reason=stop_reason,
-            steps=self.steps,
-            timings={
-                "total_ms": total,
-                "model_ms": round(model_ms, 3),
-                "tools_ms": round(tools_ms, 3),
-            },
-        )
-
-    def _exhausted(self) -> str:
-        n = self.graph.max_iterations
-        text = (
-            f"I stopped before reaching a final answer: the model was still calling tools "
-            f"after {n} turns, the iteration budget (raise it with max_iterations or "
-            "--max-iterations)."
-        )
-        last = self.tool_results[-3:]
-        if last:
-            shown = [f"{r['name']} -> {r['error_type'] or r['status']}" for r in last]
-            text += " Last tool calls: " + "; ".join(shown) + "."
-        return text
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 class AgentGraph:
@@ -150,6 +47,17 @@ class AgentGraph:
     tool calls (``stop_reason="final_answer"``) or after ``max_iterations`` model turns
     (``"max_iterations"``), in which case a final assistant message says the budget ran
     out: the run ends with a message, never with an exception for that.
+
+    Human in the loop: when the registry (or agent view) has an approval policy
+    (`tools.approvals.ApprovalPolicy`), a call it says needs a person's approval is asked
+    about (``approver``) or *held*: the turn's other calls still run, and the run ends with
+    ``stop_reason="awaiting_approval"``, its ``pending_approvals`` and a JSON-serialisable
+    ``state``. `resume` takes that state and ``{call_id: Approve() | Approve(arguments=...) |
+    Deny("why")}``: approved calls run once, with exactly the approved arguments; denied ones
+    are answered with ``permission_denied`` and the person's words; once every held call of
+    the turn is decided, the answers go into the conversation in call order and the model
+    continues. Each decision is claimed in ``claims`` first, so resuming the same state twice
+    never runs a call twice (see `orchestrator.graph.claims`).
 
     Example:
         >>> graph = AgentGraph(OfflineModel(), registry)  # doctest: +SKIP
@@ -169,13 +77,23 @@ class AgentGraph:
         tool_choice: ToolChoice | None = None,
         initial_tool_choice: ToolChoice | None = None,
         strict: bool | None = None,
+        agent_name: str = "main",
+        approver: GraphApprover | None = None,
+        hold_for_approval: bool = True,
+        claims: ClaimStore | None = None,
+        max_state_age: timedelta | None = timedelta(days=30),
+        tracer: ToolTracer | None = None,
+        provider: str | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        now: Callable[[], datetime] = _utc_now,
     ) -> None:
         """Wire the loop.
 
         Args:
             model: The chat model (`OpenAIChatModel`, `OfflineModel`, or any `ChatModel`).
-            registry: Executes the calls and provides the tool definitions.
+            registry: Executes the calls and provides the tool definitions; its approval
+                policy (``registry.policy``, a view's own or its registry's) says which calls
+                need a person.
             tools_node: The node that runs calls (default: ``ToolsNode(registry)``).
             max_iterations: Most model turns per run (>= 1).
             system_prompt: Prepended as a system message when the input has none.
@@ -185,10 +103,29 @@ class AgentGraph:
             initial_tool_choice: Sent on the first turn only, overriding ``tool_choice``
                 (force a first call, then let the model answer).
             strict: Export strict schemas; default: ``model.supports_strict_tools``.
+            agent_name: The agent type (trace spans, and a paused state resumes only in a
+                graph of the same agent type).
+            approver: Asked, on the calling thread, one call at a time in call order, about
+                each call that needs approval: `Approve`, `Deny`, or None to hold the call.
+                Default: the registry's ``approver`` if it has one; else calls are held.
+            hold_for_approval: False: never pause; calls that need approval (and that no
+                approver decided) are left to the registry, which refuses them with
+                ``permission_denied`` (for runs nobody can resume).
+            claims: Where resumes claim the calls they decide (default: a
+                `MemoryClaimStore` of this graph; give every process a `FileClaimStore`
+                on the same file to make "once" hold across processes).
+            max_state_age: A paused state older than this is refused by `resume` (claims
+                are kept as long; None: no limit).
+            tracer: Opens an ``invoke_agent`` span around each run and resume and a
+                ``chat`` span around each model request (give the registry the same
+                tracer for its tool spans: one question is one trace).
+            provider: ``gen_ai.provider.name`` of the model's spans (e.g. ``openai``).
             clock: Seconds, for timings (injectable).
+            now: The current UTC time, for the state's ``paused_at`` (injectable).
 
         Raises:
-            ValueError: For ``max_iterations < 1``.
+            ValueError: For ``max_iterations < 1``, or a ``max_state_age`` longer than the
+                claim store's ``retention``.
         """
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
@@ -201,7 +138,22 @@ class AgentGraph:
         self.tool_choice = tool_choice
         self.initial_tool_choice = initial_tool_choice
         self.strict = strict
+        self.agent_name = agent_name
+        self.approver = approver if approver is not None else getattr(registry, "approver", None)
+        self.hold_for_approval = hold_for_approval
+        self.claims: ClaimStore = claims if claims is not None else MemoryClaimStore()
+        self.max_state_age = max_state_age
+        self.tracer = tracer
+        self.provider = provider
         self.clock = clock
+        self.now = now
+        retention = getattr(self.claims, "retention", None)
+        if isinstance(retention, timedelta) and (max_state_age is None or max_state_age > retention):
+            raise ValueError(
+                f"max_state_age ({max_state_age}) must not exceed the claim store's retention ({retention}): a "
+                "state older than the claims kept could be resumed twice"
+            )
+        self._approvals = Approvals(registry, self.approver)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tool definitions the model is given on each turn."""
@@ -210,60 +162,291 @@ class AgentGraph:
         strict = self.strict if self.strict is not None else self.model.supports_strict_tools
         return self.registry.to_openai_tools(strict=strict)
 
-    def _start(self, question: str | Sequence[Mapping[str, Any]]) -> _Loop:
-        if isinstance(question, str):
-            messages: list[Message] = [{"role": "user", "content": question}]
-        else:
-            messages = [dict(m) for m in question]
-        if self.system_prompt and not (messages and messages[0].get("role") == "system"):
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        return _Loop(self, messages)
+    # ------------------------------------------------------------------ entry points
 
     def run(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
-        """Run the loop to the end.
+        """Run the loop until an answer, the budget's end, or calls that wait for a person.
 
         Args:
             question: A user message text, or a whole conversation (OpenAI format; copied,
                 never modified).
 
         Returns:
-            The finished run.
+            The finished run, or a paused one (``status == "awaiting_approval"``).
 
         Raises:
             ChatModelError: The model could not produce a turn (unreachable endpoint, HTTP
                 error after retries, malformed response). Tool failures never raise.
         """
         loop = self._start(question)
-        while loop.iteration < self.max_iterations:
-            since = self.clock()
-            response = self.model.chat(loop.messages, **loop.model_kwargs())
-            loop.record("agent", since)
-            if not loop.took_turn(response):
-                return loop.finish("final_answer")
-            since = self.clock()
-            loop.took_tools(self.tools_node({"messages": loop.messages}))
-            loop.record("tools", since)
-        return loop.finish("max_iterations")
+        with self._agent_span(loop.run_id):
+            return self._drive(loop)
 
     async def arun(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
         """Async twin of `run`: the model call runs in a worker thread (or the model's own
-        ``achat`` when it has one), tool calls on the running loop."""
+        ``achat`` when it has one), tool calls on the running loop, the approver in a worker
+        thread."""
         loop = self._start(question)
-        achat = getattr(self.model, "achat", None)
-        while loop.iteration < self.max_iterations:
+        with self._agent_span(loop.run_id):
+            return await self._adrive(loop)
+
+    def resume(self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None) -> AgentRun:
+        """Continue a paused run with a person's decisions about its held calls.
+
+        Args:
+            state: ``AgentRun.state`` of a run that ended ``awaiting_approval`` (as
+                returned, or after a JSON round trip; the whole ``AgentRun.to_dict()`` is
+                accepted too). Never modified.
+            decisions: Call id -> `Approve` (``arguments=`` to run edited arguments,
+                ``remember=True`` to store the approval for the tool's version,
+                ``shown_hash=`` to refuse arguments other than those shown) or `Deny`. Calls
+                not decided here are asked about (``approver``) or stay held.
+
+        Returns:
+            The run, finished or paused again (undecided calls, or new calls of a later
+            turn that need approval); its ``state`` is the one to resume next.
+
+        Raises:
+            ResumeError: The state was altered or belongs to another agent, is too old, a
+                decision names no held call or approves other arguments than shown, or a
+                decided call was claimed before (resumed already, here or in another
+                process). Nothing ran.
+            ChatModelError: As for `run`, once the model continues.
+        """
+        paused, chosen = self._prepare_resume(state, decisions)
+        loop = Loop.from_paused(paused, clock=self.clock, max_iterations=self.max_iterations)
+        with self._agent_span(loop.run_id):
+            undecided = [i for i in sorted(paused.pending) if i not in chosen]
+            asked = self._ask_all([paused.pending[i] for i in undecided])
+            chosen.update({i: d for i, d in zip(undecided, asked, strict=True) if isinstance(d, (Approve, Deny))})
+            out = self._decide(loop, paused, chosen)
+            self._run_batch(loop, out)
+            return self._drive(loop)
+
+    async def aresume(
+        self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None
+    ) -> AgentRun:
+        """Async twin of `resume`."""
+        paused, chosen = self._prepare_resume(state, decisions)
+        loop = Loop.from_paused(paused, clock=self.clock, max_iterations=self.max_iterations)
+        with self._agent_span(loop.run_id):
+            undecided = [i for i in sorted(paused.pending) if i not in chosen]
+            asked = [await asyncio.to_thread(self._ask, paused.pending[i]) for i in undecided]
+            chosen.update({i: d for i, d in zip(undecided, asked, strict=True) if isinstance(d, (Approve, Deny))})
+            out = self._decide(loop, paused, chosen)
+            await self._arun_batch(loop, out)
+            return await self._adrive(loop)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _start(self, question: str | Sequence[Mapping[str, Any]]) -> Loop:
+        if isinstance(question, str):
+            messages: list[Message] = [{"role": "user", "content": question}]
+        else:
+            messages = [dict(m) for m in question]
+        if self.system_prompt and not (messages and messages[0].get("role") == "system"):
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        return Loop(messages, run_id=new_run_id(), clock=self.clock, max_iterations=self.max_iterations)
+
+    def _model_kwargs(self, loop: Loop) -> dict[str, Any]:
+        tools = self.tool_definitions()
+        choice = self.tool_choice
+        if loop.iteration == 0 and self.initial_tool_choice is not None:
+            choice = self.initial_tool_choice
+        return {"tools": tools or None, "tool_choice": choice if tools else None}
+
+    def _drive(self, loop: Loop) -> AgentRun:
+        while True:
+            if not loop.close_turn():
+                return loop.pause(self.agent_name, self.now())
+            if loop.iteration >= self.max_iterations:
+                return loop.finish("max_iterations")
             since = self.clock()
-            kwargs = loop.model_kwargs()
-            if achat is not None:
-                response = await achat(loop.messages, **kwargs)
-            else:
-                response = await asyncio.to_thread(self.model.chat, loop.messages, **kwargs)
+            with self._chat_span() as span:
+                response = self.model.chat(loop.messages, **self._model_kwargs(loop))
+                self._record_response(span, response)
             loop.record("agent", since)
-            if not loop.took_turn(response):
+            calls = loop.took_turn(response)
+            if not calls:
                 return loop.finish("final_answer")
+            out = self._triage(calls)
+            if out.asks:
+                self._approvals.settle(out, self._ask_all([request for _, request in out.asks]))
+            self._hold(loop, out)
+            self._run_batch(loop, out)
+
+    async def _adrive(self, loop: Loop) -> AgentRun:
+        achat = getattr(self.model, "achat", None)
+        while True:
+            if not loop.close_turn():
+                return loop.pause(self.agent_name, self.now())
+            if loop.iteration >= self.max_iterations:
+                return loop.finish("max_iterations")
             since = self.clock()
-            loop.took_tools(await self.tools_node.ainvoke({"messages": loop.messages}))
-            loop.record("tools", since)
-        return loop.finish("max_iterations")
+            kwargs = self._model_kwargs(loop)
+            with self._chat_span() as span:
+                if achat is not None:
+                    response = await achat(loop.messages, **kwargs)
+                else:
+                    response = await asyncio.to_thread(self.model.chat, loop.messages, **kwargs)
+                self._record_response(span, response)
+            loop.record("agent", since)
+            calls = loop.took_turn(response)
+            if not calls:
+                return loop.finish("final_answer")
+            out = self._triage(calls)
+            if out.asks:
+                asked = [await asyncio.to_thread(self._ask, request) for _, request in out.asks]
+                self._approvals.settle(out, asked)
+            self._hold(loop, out)
+            await self._arun_batch(loop, out)
+
+    def _triage(self, calls: list[PendingCall]) -> Triage:
+        if getattr(self.registry, "policy", None) is None:
+            return Triage(run=list(calls))  # no approval gate: nothing to look at
+        out = self._approvals.triage(calls)
+        if not self.hold_for_approval and out.held:  # nobody can resume: the registry refuses them
+            out.run.extend(call for call in calls if call.index in out.held)
+            out.run.sort(key=lambda call: call.index)
+            out.held = {}
+        return out
+
+    @staticmethod
+    def _hold(loop: Loop, out: Triage) -> None:
+        if loop.turn is not None:
+            loop.turn.held.update(out.held)
+
+    def _run_batch(self, loop: Loop, out: Triage) -> None:
+        if not out.run and not out.refused:
+            return
+        since = self.clock()
+        if out.run:
+            loop.took_answers(out.run, self.tools_node._run_calls(renumbered(out.run)))
+        self._answer_refused(loop, out)
+        loop.record("tools", since)
+
+    async def _arun_batch(self, loop: Loop, out: Triage) -> None:
+        if not out.run and not out.refused:
+            return
+        since = self.clock()
+        if out.run:
+            loop.took_answers(out.run, await self.tools_node._arun_calls(renumbered(out.run)))
+        self._answer_refused(loop, out)
+        loop.record("tools", since)
+
+    def _answer_refused(self, loop: Loop, out: Triage) -> None:
+        if out.refused:
+            calls = [call for call, _ in out.refused]
+            update = self.tools_node._answer_calls(renumbered(calls), [result for _, result in out.refused])
+            loop.took_answers(calls, update)
+
+    # ------------------------------------------------------------------ approvals
+
+    def _ask(self, request: ApprovalRequest) -> object:
+        """The approver's answer (None when there is none). An exception it raised is
+        returned: during a run the call is then refused as "asking failed"; during a resume
+        it stays held."""
+        approver = self.approver
+        if approver is None:
+            return None
+        try:
+            return approver(request)
+        except Exception as exc:
+            return exc
+
+    def _ask_all(self, requests: Sequence[ApprovalRequest]) -> list[object]:
+        return [self._ask(request) for request in requests]
+
+    def _prepare_resume(
+        self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None
+    ) -> tuple[PausedRun, dict[int, Decision]]:
+        """The checked state and decisions (nothing claimed or run yet)."""
+        paused = PausedRun.from_dict(state)
+        if paused.agent != self.agent_name:
+            raise ResumeError(
+                f"run {paused.run_id} was paused by the {paused.agent!r} agent; resume it with that agent's graph "
+                f"(python -m orchestrator --agent {paused.agent}), not the {self.agent_name!r} agent's"
+            )
+        self._check_age(paused)
+        chosen = self._approvals.check_decisions(paused, decisions or {})
+        if not chosen and self.approver is None:
+            waiting = ", ".join(repr(r.call_id) for r in paused.pending.values())
+            raise ResumeError(f"no decisions given: decide each held call ({waiting}) with Approve() or Deny('why')")
+        return paused, chosen
+
+    def _check_age(self, paused: PausedRun) -> None:
+        now = self.now()
+        if paused.paused_at > now + timedelta(days=1):
+            raise ResumeError(
+                f"run {paused.run_id} claims to have paused at {paused.paused_at:%Y-%m-%d %H:%M} UTC, in the future; "
+                "the state was altered or the clock is wrong, so nothing was run"
+            )
+        limit = self.max_state_age
+        if limit is not None and now - paused.paused_at > limit:
+            raise ResumeError(
+                f"run {paused.run_id} paused on {paused.paused_at:%Y-%m-%d}, longer ago than {limit.days} days; its "
+                "held calls are no longer resumed (ask the question again)"
+            )
+
+    def _decide(self, loop: Loop, paused: PausedRun, chosen: Mapping[int, Decision]) -> Triage:
+        """Claim every decided call (all or none), then turn the decisions into calls to run
+        and refusals.
+
+        Raises:
+            ResumeError: a decided call was claimed before; nothing is claimed then.
+        """
+        for index, decision in chosen.items():  # an approver's answers are checked like given ones
+            if isinstance(decision, Approve):
+                self._approvals._check_approve(paused.pending[index], decision)
+        calls = paused.calls
+        keys = [call_key(paused.iterations, calls[i].id) for i in sorted(chosen)]
+        if keys:
+            try:
+                taken = self.claims.claim(paused.run_id, keys)
+            except ClaimStoreError as exc:
+                raise ResumeError(str(exc)) from exc
+            if taken:
+                shown = ", ".join(repr(key.split("/", 1)[1]) for key in taken)
+                raise ResumeError(
+                    f"call(s) {shown} of run {paused.run_id} were resumed before (here or in another process); "
+                    "an approved call runs once, so nothing was run. If that resume paused again, continue from "
+                    "the state it returned."
+                )
+        loop.decided_now(calls, {i: ("approved" if isinstance(d, Approve) else "denied") for i, d in chosen.items()})
+        return self._approvals.decided(paused, chosen)
+
+    # ------------------------------------------------------------------ tracing
+
+    def _agent_span(self, run_id: str) -> contextlib.AbstractContextManager[Any]:
+        if self.tracer is None:
+            return contextlib.nullcontext()
+        return self.tracer.agent_span(self.agent_name, conversation_id=run_id)
+
+    @contextlib.contextmanager
+    def _chat_span(self) -> Iterator[Any]:
+        if self.tracer is None:
+            yield None
+            return
+        name = getattr(self.model, "model", None)
+        model = name if isinstance(name, str) else type(self.model).__name__
+        with self.tracer.chat_span(model, provider=self.provider) as span:
+            yield span
+
+    def _record_response(self, span: Any, response: ChatResponse) -> None:
+        if span is None or self.tracer is None:
+            return
+        usage = response.usage or {}
+        self.tracer.record_chat_response(
+            span,
+            response_model=response.model,
+            finish_reasons=[response.finish_reason] if response.finish_reason else None,
+            input_tokens=_int_or_none(usage.get("prompt_tokens")),
+            output_tokens=_int_or_none(usage.get("completion_tokens")),
+        )
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if type(value) is int else None
 
 
 def run_agent(

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from orchestrator.graph._calls import PendingCall, messages_of, pending_calls
 from orchestrator.graph._content import encode_view, model_view, shown_name, trace_arguments
@@ -19,6 +19,9 @@ from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
 
+if TYPE_CHECKING:
+    from tools.approvals import ApprovedCall
+
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
 
 _log = logging.getLogger(__name__)
@@ -27,7 +30,14 @@ RawArguments = str | bytes | Mapping[str, Any] | None
 
 
 class ToolRunner(Protocol):
-    """What `ToolsNode` needs from a registry (`tools.LocalToolRegistry` provides it)."""
+    """What `ToolsNode` needs from a registry (`tools.LocalToolRegistry` and its agent views
+    provide it).
+
+    A runner with approvals also takes ``approved=`` (a `tools.approvals.ApprovedCall`: a
+    person's approval of exactly this call) on both call methods; the node passes it only for
+    approved calls, which come only from a runner with an approval policy, so a runner
+    without approvals leaves it out.
+    """
 
     def call_tool_raw(self, name: str, arguments: RawArguments, /, *, call_id: str | None = None) -> ToolResult:
         """Run a tool with arguments as the model sent them; never raises.
@@ -43,6 +53,18 @@ class ToolRunner(Protocol):
     def get_tool(self, name: str, /) -> Any:
         """The registered tool object, or None."""
         ...
+
+
+class _ApprovingRunner(Protocol):
+    """A `ToolRunner` with approvals (what runs an approved call)."""
+
+    def call_tool_raw(
+        self, name: str, arguments: RawArguments, /, *, call_id: str | None = None, approved: ApprovedCall | None = None
+    ) -> ToolResult: ...
+
+    async def acall_tool_raw(
+        self, name: str, arguments: RawArguments, /, *, call_id: str | None = None, approved: ApprovedCall | None = None
+    ) -> ToolResult: ...
 
 
 class ToolCallRecord(TypedDict):
@@ -166,7 +188,15 @@ class ToolsNode:
         threads, a single call inline). A ``KeyboardInterrupt`` while waiting propagates;
         calls already running finish in the background.
         """
-        calls = pending_calls(messages_of(state))
+        return self._run_calls(pending_calls(messages_of(state)))
+
+    def _run_calls(self, calls: Sequence[PendingCall]) -> dict[str, Any]:
+        """Run ``calls`` (positions ``0..n-1``) and return the update answering each, in order.
+
+        What `__call__` does with the pending calls of a state; `AgentGraph` gives it the calls
+        of a turn that may run now (without the ones held for a person, with the approved ones).
+        """
+        calls = list(calls)
         if not calls:
             return {"messages": [], "tool_results": []}
         if len(calls) == 1 and self._call_timeout is None:
@@ -193,10 +223,19 @@ class ToolsNode:
         returns a complete update (``cancelled`` errors for unfinished calls) instead of
         raising `asyncio.CancelledError`.
         """
-        calls = pending_calls(messages_of(state))
+        return await self._arun_calls(pending_calls(messages_of(state)))
+
+    async def _arun_calls(self, calls: Sequence[PendingCall]) -> dict[str, Any]:
+        """Async twin of `run_calls`."""
+        calls = list(calls)
         if not calls:
             return {"messages": [], "tool_results": []}
         return await self._ainvoke(calls)
+
+    def _answer_calls(self, calls: Sequence[PendingCall], results: Sequence[ToolResult]) -> dict[str, Any]:
+        """The update answering ``calls`` with ``results`` that were decided without running
+        them (a call a person denied); content is encoded and cut like any answer."""
+        return self._update(calls, [(result, 0.0) for result in results])
 
     def close(self) -> None:
         """Release the worker threads (busy ones finish their current call first)."""
@@ -279,8 +318,19 @@ class ToolsNode:
             return await self._execute(call)
 
     def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
-        registry = self._registry
-        return lambda: registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
+        return functools.partial(self._call_sync, call)
+
+    def _call_sync(self, call: PendingCall) -> ToolResult:
+        if call.approved is None:
+            return self._registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
+        runner = cast("_ApprovingRunner", self._registry)
+        return runner.call_tool_raw(call.name, call.arguments, call_id=call.id, approved=call.approved)
+
+    async def _call_async(self, call: PendingCall) -> ToolResult:
+        if call.approved is None:
+            return await self._registry.acall_tool_raw(call.name, call.arguments, call_id=call.id)
+        runner = cast("_ApprovingRunner", self._registry)
+        return await runner.acall_tool_raw(call.name, call.arguments, call_id=call.id, approved=call.approved)
 
     def _timed_out_in(self, group: Sequence[PendingCall], index: int) -> ToolResult:
         return self._timed_out(group[index])
@@ -313,11 +363,9 @@ class ToolsNode:
     async def _execute(self, call: PendingCall) -> ToolResult:
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
-            return await self._registry.acall_tool_raw(call.name, call.arguments, call_id=call.id)
+            return await self._call_async(call)
         pool = self._worker_pool()
-        future = pool.submit(
-            functools.partial(self._registry.call_tool_raw, call.name, call.arguments, call_id=call.id)
-        )
+        future = pool.submit(functools.partial(self._call_sync, call))
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # timed out or the run was cancelled
@@ -327,7 +375,7 @@ class ToolsNode:
     def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
         started = time.perf_counter()
         try:
-            result = self._registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
+            result = self._call_sync(call)
         except Exception as exc:
             result = self._escaped(call, exc)
         return result, (time.perf_counter() - started) * 1000

@@ -17,8 +17,14 @@ a view or an ``ExecutionService`` asks a person on the spot instead (terminals, 
 """
 
 from tools.approvals._gate import call_with_approval
-from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny
-from tools.approvals.errors import ApprovalError, ApprovalsFileError, InvalidApprovalIdError, InvalidFreedomLevelError
+from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny, denial
+from tools.approvals.errors import (
+    ApprovalError,
+    ApprovalMismatchError,
+    ApprovalsFileError,
+    InvalidApprovalIdError,
+    InvalidFreedomLevelError,
+)
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
@@ -38,6 +44,7 @@ __all__ = [
     "MAX_APPROVALS_BYTES",
     "ApprovalCheck",
     "ApprovalError",
+    "ApprovalMismatchError",
     "ApprovalPolicy",
     "ApprovalRequest",
     "ApprovalsFile",
@@ -55,6 +62,7 @@ __all__ = [
     "call_with_approval",
     "canonical_json",
     "check_approval_id",
+    "denial",
     "freedom_from_env",
     "tool_version_hash",
 ]

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny
-from tools.approvals.errors import ApprovalError
+from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny, denial
+from tools.approvals.errors import ApprovalError, ApprovalMismatchError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.errors import ErrorType, InvalidArgumentsError
 
@@ -195,6 +195,8 @@ class ApprovalGate:
             approved = request.approved(decision)
         except InvalidArgumentsError as exc:
             return _refuse(exc.message, exc.details or {}, "validation_error")
+        except ApprovalMismatchError as exc:
+            return _refuse(str(exc), {"reason": "approval_mismatch", "tool": request.tool})
         if decision.remember:
             policy = self.policy
             try:
@@ -216,13 +218,8 @@ class ApprovalGate:
 
 def denied(request: ApprovalRequest, decision: Deny) -> Verdict:
     """The refusal of a call a person denied (``decision.message`` is passed on)."""
-    said = " ".join(decision.message.split())[:1000]
-    return _refuse(
-        f"The call of '{request.tool}' was not approved"
-        + (f": {said}" if said else " by the person asked")
-        + ". It was not run; do not retry it. Continue without it, or ask the user what to do instead.",
-        {"reason": "denied", "tool": request.tool, "message": said, "arguments_hash": request.arguments_hash},
-    )
+    message, details = denial(request, decision)
+    return _refuse(message, details)
 
 
 def _check_grant(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tools._arguments import parse_arguments
+from tools.approvals.errors import ApprovalMismatchError
 from tools.approvals.hashing import arguments_hash
 from tools.approvals.levels import FreedomLevel
 from tools.routing.manual import RiskLevel
@@ -36,10 +37,15 @@ class Approve:
             validated like any call, and hashed again); None: exactly as requested.
         remember: Also store an approval for this tool version, so later calls run
             without asking until the tool changes.
+        shown_hash: The ``arguments_hash`` of the request the person was shown, when the
+            decision is applied later (a paused run resumed from a file): the decision is
+            refused unless the request still carries exactly that hash, so arguments
+            changed after the person looked are never run. None: not checked.
     """
 
     arguments: Mapping[str, Any] | None = None
     remember: bool = False
+    shown_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +129,16 @@ class ApprovalRequest:
 
         Raises:
             InvalidArgumentsError: the edited arguments are not a JSON object.
+            ApprovalMismatchError: ``decision.shown_hash`` is not this request's
+                ``arguments_hash`` (the person was shown other arguments).
         """
+        if decision is not None and decision.shown_hash is not None and decision.shown_hash != self.arguments_hash:
+            raise ApprovalMismatchError(
+                f"the approval of {self.tool!r} (call {self.call_id or '-'}) was given for arguments with hash "
+                f"{decision.shown_hash[:16]}..., but the call's arguments hash to {self.arguments_hash[:16]}...; "
+                "the arguments changed after they were shown, so the call was not run: show them again and "
+                "approve what is shown"
+            )
         edited = None if decision is None else decision.arguments
         return ApprovedCall.of(self.tool, self.arguments if edited is None else edited, self.version_hash, self.call_id)
 
@@ -155,3 +170,20 @@ class ApprovedCall:
         """
         kept = parse_arguments(arguments, tool)
         return cls(tool, kept, arguments_hash(kept), version_hash, call_id)
+
+
+def denial(request: ApprovalRequest, decision: Deny) -> tuple[str, dict[str, Any]]:
+    """The model-facing message and the details of a call a person denied.
+
+    Answer the call with ``registry.refuse(request.tool, "permission_denied", message,
+    details=details)``: the message passes the person's words on (whitespace folded, cut
+    to 1,000 characters) and tells the model not to retry.
+    """
+    said = " ".join(decision.message.split())[:1000]
+    message = (
+        f"The call of '{request.tool}' was not approved"
+        + (f": {said}" if said else " by the person asked")
+        + ". It was not run; do not retry it. Continue without it, or ask the user what to do instead."
+    )
+    details = {"reason": "denied", "tool": request.tool, "message": said, "arguments_hash": request.arguments_hash}
+    return message, details

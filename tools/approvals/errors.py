@@ -6,6 +6,7 @@
     +-- ApprovalsFileError        the approvals file is unreadable, too large or invalid (never overwritten)
     +-- InvalidFreedomLevelError  a freedom level that is not low, medium or high (also a ValueError)
     +-- InvalidApprovalIdError    an approval id that is not a tool name (also a ValueError)
+    +-- ApprovalMismatchError     a decision given for other arguments than the call's (also a ValueError)
 
 These are for the developer and the operator. A call refused for want of an approval is
 never an exception: it is a ``permission_denied`` :class:`~tools.result.ToolResult`.
@@ -32,3 +33,7 @@ class InvalidFreedomLevelError(ApprovalError, ValueError):
 
 class InvalidApprovalIdError(ApprovalError, ValueError):
     """An approval id that is not a tool name (``^[a-zA-Z0-9_-]{1,64}$``)."""
+
+
+class ApprovalMismatchError(ApprovalError, ValueError):
+    """A decision made for other arguments than the call now carries (``Approve.shown_hash``)."""

@@ -181,6 +181,7 @@ class ApprovalPolicy:
 
         Raises:
             InvalidArgumentsError: the edited arguments are not a JSON object.
+            ApprovalMismatchError: ``decision.shown_hash`` is not the request's arguments hash.
             ApprovalError: ``remember=True`` but the policy has no store, or the store failed.
         """
         approved = request.approved(decision)

@@ -1,6 +1,7 @@
-"""Outside an agent run's pause/resume (phase B), a ToolsNode over a registry or view given a
-policy answers a call that needs approval with the registry's permission_denied result: the
-other calls of the turn still run, and nothing is executed that needed a person."""
+"""A ToolsNode alone (AgentGraph pauses instead: tests/unit/orchestrator/test_agent_pause_resume.py)
+over a registry or view given a policy answers a call that needs approval with the registry's
+permission_denied result: the other calls of the turn still run, and nothing is executed that
+needed a person."""
 
 from __future__ import annotations
 

@@ -52,3 +52,31 @@ def test_graph_package_does_not_import_concrete_tools() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("tools.builtin"), path.name
+
+
+GRAPH = {
+    "AgentGraph",
+    "AgentRun",
+    "ClaimStore",
+    "ClaimStoreError",
+    "FileClaimStore",
+    "MemoryClaimStore",
+    "PausedRun",
+    "ResumeError",
+    "RunStatus",
+    "StepRecord",
+    "StopReason",
+    "ToolCallRecord",
+    "ToolRegistry",
+    "ToolRunner",
+    "ToolsNode",
+    "run_agent",
+    "state_from_json",
+}
+
+
+def test_graph_public_names() -> None:
+    assert set(orchestrator.graph.__all__) == GRAPH
+    for name in GRAPH:
+        assert getattr(orchestrator.graph, name) is not None
+    assert orchestrator.graph.AgentRun is orchestrator.AgentRun

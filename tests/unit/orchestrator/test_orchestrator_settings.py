@@ -57,6 +57,8 @@ def test_environment_and_flag_overrides() -> None:
         ("TOOLDECK_DATA_DIR", "~/notes", "data_dir", Path("~/notes").expanduser()),
         ("TOOLDECK_MODEL", "  padded  ", "model", "padded"),
         ("TOOLDECK_BASE_URL", "", "base_url", None),  # empty means unset
+        ("TOOLDECK_FREEDOM", " High ", "freedom", "high"),
+        ("TOOLDECK_FREEDOM", "", "freedom", None),
     ],
 )
 def test_every_setting_has_a_prefixed_variable_with_coerced_types(
@@ -110,6 +112,8 @@ def test_secrets_are_secret_str_and_stay_out_of_repr_and_public_dict() -> None:
         ({}, {"model": "  "}, ["--model", "gpt-4o-mini"]),
         ({}, {"tool_choice": "bad name!"}, ["--tool-choice='bad name!'", "auto, required, none"]),
         ({"TOOLDECK_API_KEY_ENV": "not a name"}, {}, ["TOOLDECK_API_KEY_ENV", "OPENAI_API_KEY"]),
+        ({"TOOLDECK_FREEDOM": "max"}, {}, ["TOOLDECK_FREEDOM='max'", "low (nothing runs without approval)"]),
+        ({}, {"freedom": "everything"}, ["--freedom='everything'", "only dangerous tools need approval"]),
     ],
 )
 def test_bad_values_name_the_variable_or_flag_and_the_fix(
