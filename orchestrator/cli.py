@@ -7,6 +7,8 @@ Exit codes:
     3  the model endpoint failed (unreachable, HTTP error, malformed answer)
     4  the iteration budget ran out before a final answer (the partial answer is printed)
     5  tool calls wait for a person's approval (the state is saved; continue with --resume)
+    6  --pipeline: the reviewer rejected the change after every cycle
+    7  --pipeline: approved, but a check (pytest, ruff, ...) failed
     130  interrupted (Ctrl-C)
 """
 
@@ -21,11 +23,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
+from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
 from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
 from orchestrator.graph.claims import CLAIMS_FILE
 from orchestrator.llm import ChatModelError
-from orchestrator.service import OrchestratorService, ServiceConfigError
+from orchestrator.service import OrchestratorService, ServiceConfigError, approval_policy, build_chat_model
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
@@ -48,6 +51,8 @@ examples:
   python -m orchestrator --freedom medium --json "Remember that my dentist is Dr. Lee." \\
       < /dev/null > paused.json      # exit 5: store_knowledge waits for approval
   python -m orchestrator --resume paused.json --approve-call call_1
+  python -m orchestrator --agent reviewer "Which tools can you use?"
+  python -m orchestrator --pipeline "make add() handle negative numbers" --workspace ./proj
 
 Without --base-url the embedded offline model answers (no key, no network): it
 understands math, "remember that ...", "what is my ...", calendar/weather/commute/
@@ -76,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="*", help="the question ('-' reads it from stdin)")
+    add_pipeline_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the whole run as JSON")
     parser.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://host/v1")
     parser.add_argument("--model", help="model name for --base-url (default gpt-4o-mini)")
@@ -170,6 +176,8 @@ def main(
     args = build_parser().parse_args(argv)
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
+    if args.pipeline is not None:
+        return _pipeline(args, env, stdin, stdout, stderr)
     try:
         question, paused = _read_input(args, stdin)
     except _InputError as exc:
@@ -232,6 +240,46 @@ def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun
     if not question:
         raise _InputError("question", "it is empty; pass the question text")
     return question, None
+
+
+def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks."""
+    from tools.approvals import ApprovalRequest, ApprovalsStore, Approve, Deny
+
+    if args.question:
+        return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
+    try:
+        settings = Settings.from_env(
+            env,
+            base_url=args.base_url,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            strict=args.strict,
+            freedom=args.freedom,
+            max_subagent_iterations=args.max_subagent_iterations,
+        )
+        model = build_chat_model(settings)
+        policy = approval_policy(settings, ApprovalsStore.from_env(env))
+    except (ValueError, ServiceConfigError) as exc:
+        return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
+    args.max_subagent_iterations = settings.max_subagent_iterations
+    build = None if settings.base_url is None else (lambda name: build_chat_model(settings, name))
+    terminal = _approval_cli.approver(args.approve, stdin, stderr) if policy is not None else None
+
+    def ask(request: ApprovalRequest) -> Approve | Deny:  # the pipeline cannot pause: no answer is a no
+        answer = terminal(request) if terminal is not None else None
+        return answer if answer is not None else Deny("not approved at the terminal")
+
+    return run_pipeline_command(
+        args,
+        env=env,
+        model=model,
+        build_model=build,
+        stdout=stdout,
+        stderr=stderr,
+        policy=policy,
+        approver=ask if terminal is not None else None,
+    )
 
 
 def _service(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
-__all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError"]
+__all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError", "approval_policy", "build_chat_model"]
 
 _log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class OrchestratorService:
                 or ``registry`` was built without the policy the settings ask for.
         """
         self.settings = settings
-        self.policy = _approval_policy(settings, approvals)
+        self.policy = approval_policy(settings, approvals)
         if registry is not None and self.policy is not None and registry.policy is None and settings.agent is None:
             raise ServiceConfigError(
                 "the settings ask for approvals (freedom level), but the registry given was built without a policy; "
@@ -239,20 +239,10 @@ class OrchestratorService:
     # ------------------------------------------------------------------ building
 
     def _build_model(self) -> ChatModel:
-        settings = self.settings
-        if settings.base_url is None:
-            return OfflineModel()
-        try:
-            model = OpenAIChatModel(
-                settings.base_url,
-                settings.model,
-                api_key=_secret(settings.api_key),
-                timeout=settings.model_timeout,
-                strict_tools=settings.strict,
-            )
-        except ValueError as exc:
-            raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
-        self._closers.append(model.close)
+        model = build_chat_model(self.settings)
+        close = getattr(model, "close", None)
+        if callable(close):
+            self._closers.append(close)
         return model
 
     def _provider(self) -> str | None:
@@ -428,7 +418,28 @@ class OrchestratorService:
         _log.info("tool %s not registered: %s", name, reason)
 
 
-def _approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy | None:
+def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
+    """The model the settings select: the embedded offline model without ``base_url``, else
+    an OpenAI-compatible client (``model`` overrides the settings' model name).
+
+    Raises:
+        ServiceConfigError: ``base_url`` is not a usable http(s) URL.
+    """
+    if settings.base_url is None:
+        return OfflineModel()
+    try:
+        return OpenAIChatModel(
+            settings.base_url,
+            model or settings.model,
+            api_key=_secret(settings.api_key),
+            timeout=settings.model_timeout,
+            strict_tools=settings.strict,
+        )
+    except ValueError as exc:
+        raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
+
+
+def approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy | None:
     """The policy of ``settings.freedom``, else of the store's level; None when neither sets
     one (no approval gate: the orchestrator's default)."""
     from tools.approvals import ApprovalError, ApprovalPolicy

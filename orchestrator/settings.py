@@ -138,6 +138,9 @@ class Settings(BaseSettings):
     module_signing_key: SecretStr | None = Field(
         None, description="a key for signing module validations (unset: a 0600 key file in the data directory)"
     )
+    max_subagent_iterations: int = Field(
+        3, ge=1, le=10, description="model turns per sub-agent: a whole number from 1 to 10 (default 3)"
+    )
     freedom: Literal["low", "medium", "high"] | None = Field(
         None,
         description="low (nothing runs without approval), medium (only safe tools run freely) or high (only "

@@ -2,8 +2,8 @@
 
 The CLI calls :func:`add_pipeline_arguments` on its parser and, when ``--pipeline`` is
 given, :func:`run_pipeline_command`. Exit codes: 0 approved (and validated), 2 usage or
-configuration error, 3 a model endpoint failed, 5 rejected by the reviewer, 6 approved but
-a check failed.
+configuration error, 3 a model endpoint failed, 6 rejected by the reviewer, 7 approved but
+a check failed (5 is the agent's "waiting for approval").
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import os
 import sysconfig
 from collections.abc import Callable, Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from orchestrator.agents.models import ModelResolver, agent_models_from_env
 from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun
@@ -25,7 +25,10 @@ from orchestrator.agents.validation import WorkspaceValidator, host_python_path
 from orchestrator.llm import ChatModel
 from tools.builtin.code_executor import LocalSandbox, SandboxClient, SandboxLimits
 
-EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 5, 6
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalPolicy, Approver
+
+EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 6, 7
 _ENV = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
 
 
@@ -57,10 +60,15 @@ def build_pipeline(
     max_cycles: int = 3,
     python_path: tuple[str, ...] = (),
     toolset: AgentToolset | None = None,
+    policy: ApprovalPolicy | None = None,
+    approver: Approver | None = None,
 ) -> tuple[ImplementationPipeline, AgentToolset]:
-    """The pipeline with the default prompts, each agent's tools made per workspace."""
+    """The pipeline with the default prompts, each agent's tools made per workspace; every
+    agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given."""
     make = agent_factory(models, DEFAULT_PROMPTS, max_iterations=max_iterations)
-    tools = toolset or AgentToolset(sandbox=sandbox, python_path=python_path, make_agent=make)
+    tools = toolset or AgentToolset(
+        sandbox=sandbox, python_path=python_path, make_agent=make, policy=policy, approver=approver
+    )
 
     def agent(kind: str) -> SubAgent:
         return SubAgent(
@@ -83,6 +91,8 @@ def run_pipeline_command(
     stdout: TextIO,
     stderr: TextIO,
     sandbox: SandboxClient | None = None,
+    policy: ApprovalPolicy | None = None,
+    approver: Approver | None = None,
 ) -> int:
     """Run the pipeline for ``args.pipeline`` in ``args.workspace``; print the trace or JSON.
 
@@ -95,6 +105,8 @@ def run_pipeline_command(
         stderr: Where errors go.
         sandbox: Where bash and the checks run (default: a ``LocalSandbox`` with a 300 s,
             1 GiB budget per run).
+        policy: The freedom dial for the agents' calls (None: no approval gate).
+        approver: Asks a person about a call the dial does not allow (else it is refused).
 
     Returns:
         The exit code (module docstring).
@@ -115,7 +127,13 @@ def run_pipeline_command(
     python_path = tuple(host_python_path(sysconfig.get_paths()))
     try:
         pipeline, tools = build_pipeline(
-            models, sandbox=box, max_iterations=iterations, max_cycles=args.max_cycles, python_path=python_path
+            models,
+            sandbox=box,
+            max_iterations=iterations,
+            max_cycles=args.max_cycles,
+            python_path=python_path,
+            policy=policy,
+            approver=approver,
         )
     except ValueError as exc:
         print(f"error: configuration: {exc}", file=stderr)

@@ -10,17 +10,15 @@ sub-agent still calling tools when it runs out is stopped with ``stop_reason
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from orchestrator.graph import AgentGraph, ToolsNode
 from orchestrator.llm import ChatModel
-from tools.result import ToolResult
 from tools.routing import ToolView
 
 #: ``max_subagent_iterations``: the range and the default.
@@ -51,50 +49,6 @@ def check_max_subagent_iterations(value: Any, *, source: str = "max_subagent_ite
             f"{MAX_SUBAGENT_ITERATIONS}, got {str(value)[:40]!r}; the default is {DEFAULT_SUBAGENT_ITERATIONS}"
         )
     return number
-
-
-class ApprovalPolicyLike(Protocol):
-    """What a sub-agent needs of ``tools.approvals.ApprovalPolicy``: ``check`` (DESIGN 11)."""
-
-    def check(self, tool: Any, arguments: Mapping[str, Any]) -> Any:
-        """An ``ApprovalCheck`` with ``allowed`` and ``reason``."""
-        ...
-
-
-class _PolicyGate:
-    """A view whose calls are checked against an approval policy first: a call the policy
-    does not allow is answered ``permission_denied`` with its reason (no interactive path
-    here; the graph's resume-after-approval belongs to ``AgentGraph``)."""
-
-    def __init__(self, view: ToolView, policy: ApprovalPolicyLike) -> None:
-        self._view = view
-        self._policy = policy
-
-    def to_openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
-        return self._view.to_openai_tools(strict=strict)
-
-    def get_tool(self, name: str, /) -> Any:
-        return self._view.get_tool(name)
-
-    def _refused(self, name: str, arguments: Any) -> ToolResult | None:
-        tool = self._view.get_tool(name)
-        if tool is None:
-            return None
-        try:
-            parsed = json.loads(arguments) if isinstance(arguments, (str, bytes)) else dict(arguments or {})
-        except (ValueError, TypeError):
-            return None  # the tool's own validation answers malformed arguments
-        check = self._policy.check(tool, parsed if isinstance(parsed, dict) else {})
-        if getattr(check, "allowed", False):
-            return None
-        reason = getattr(check, "reason", "") or "the approval policy does not allow this call"
-        return self._view.registry.refuse(name, "permission_denied", f"Not run: {reason}")
-
-    def call_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
-        return self._refused(name, arguments) or self._view.call_tool_raw(name, arguments)
-
-    async def acall_tool_raw(self, name: str, arguments: Any, /) -> ToolResult:
-        return self._refused(name, arguments) or await self._view.acall_tool_raw(name, arguments)
 
 
 class ToolCallSummary(BaseModel):
@@ -128,8 +82,6 @@ class SubAgent:
             or a function making one for a workspace root (what the pipeline uses).
         system_prompt: Its instructions.
         max_iterations: Model turns per run, 1-10 (``max_subagent_iterations``).
-        approval_policy: An approval policy (``tools.approvals.ApprovalPolicy``) to
-            consult before each call; None: none.
         max_parallel: Concurrent tool calls per turn.
         clock: Seconds, for durations.
 
@@ -145,7 +97,6 @@ class SubAgent:
         system_prompt: str,
         max_iterations: int = DEFAULT_SUBAGENT_ITERATIONS,
         *,
-        approval_policy: ApprovalPolicyLike | None = None,
         max_parallel: int = 4,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
@@ -159,7 +110,6 @@ class SubAgent:
         self.model = model
         self.tools = tools
         self.system_prompt = system_prompt
-        self.approval_policy = approval_policy
         self._max_parallel = max_parallel
         self._clock = clock
 
@@ -185,7 +135,7 @@ class SubAgent:
             ChatModelError: the model could not answer (tool failures never raise).
         """
         view = self.view(workspace)
-        runner: Any = view if self.approval_policy is None else _PolicyGate(view, self.approval_policy)
+        runner: Any = view
         node = ToolsNode(runner, max_parallel=self._max_parallel)
         graph = AgentGraph(
             self.model,

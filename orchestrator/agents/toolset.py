@@ -30,7 +30,8 @@ from tools.routing import ToolRouter, ToolRoutingConfig, ToolView
 
 if TYPE_CHECKING:
     from orchestrator.agents.models import ModelResolver
-    from orchestrator.agents.subagent import ApprovalPolicyLike, SubAgent
+    from orchestrator.agents.subagent import SubAgent
+    from tools.approvals import ApprovalPolicy, Approver
     from tools.builtin.code_executor import SandboxClient
 
 SubAgentFactory = Callable[[str, ToolView], "SubAgent"]
@@ -53,6 +54,10 @@ class AgentToolset:
             ``task`` tool backed by a :class:`SubAgentDelegator` (its profile decides whether
             the agent may call it); None: no ``task`` unless a delegate is passed.
         max_depth: Most nested delegation levels.
+        policy: The freedom dial for every agent's calls (``tools.approvals``); a call it
+            does not allow is asked about through ``approver``, else refused with
+            ``permission_denied`` naming how to approve it. None: no approval gate.
+        approver: Asks a person about such a call (e.g. at the terminal).
     """
 
     def __init__(
@@ -66,8 +71,12 @@ class AgentToolset:
         limits: WorkspaceLimits | None = None,
         make_agent: SubAgentFactory | None = None,
         max_depth: int = 2,
+        policy: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.policy = policy
+        self.approver = approver
         self.make_agent = make_agent
         self.max_depth = max_depth
         self.skills = skills if skills is not None else SkillLibrary()
@@ -102,7 +111,7 @@ class AgentToolset:
         """
         if delegate is None and self.make_agent is not None:
             delegate = SubAgentDelegator(self, self.make_agent, root, caller_tools=within, max_depth=self.max_depth)
-        registry = LocalToolRegistry()
+        registry = LocalToolRegistry(policy=self.policy, approver=self.approver)
         self._registries.append(registry)
         register_workspace_tools(registry, self.workspace(agent_type, root), delegate=delegate)
         view = registry.for_agent(agent_type, router=self.router)
@@ -191,16 +200,13 @@ def agent_factory(
     prompts: Mapping[str, str],
     *,
     max_iterations: int,
-    approval_policy: ApprovalPolicyLike | None = None,
 ) -> SubAgentFactory:
     """``(agent_type, view) -> SubAgent`` with the agent's model, prompt and budget."""
     from orchestrator.agents.subagent import SubAgent
 
     def make(agent_type: str, view: ToolView) -> SubAgent:
         prompt = prompts.get(agent_type) or f"You are the {agent_type} agent. Do the task with your tools."
-        return SubAgent(
-            agent_type, models.for_agent(agent_type), view, prompt, max_iterations, approval_policy=approval_policy
-        )
+        return SubAgent(agent_type, models.for_agent(agent_type), view, prompt, max_iterations)
 
     return make
 

@@ -53,11 +53,9 @@ class ScriptedModel:
 
     def tool_messages(self) -> list[dict[str, Any]]:
         """Every tool answer this model was shown, parsed."""
-        out: list[dict[str, Any]] = []
+        out: dict[str, dict[str, Any]] = {}  # by tool_call_id: each answer once, in order
         for conversation in self.seen:
             for message in conversation:
                 if message.get("role") == "tool":
-                    item = json.loads(message["content"])
-                    if item not in out:
-                        out.append(item)
-        return out
+                    out.setdefault(str(message.get("tool_call_id")), json.loads(message["content"]))
+        return list(out.values())
