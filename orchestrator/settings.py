@@ -34,7 +34,6 @@ follow.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -44,6 +43,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from typing_extensions import Self
 
+from tools import is_tool_name
+
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
 ENV_PREFIX = "TOOLDECK_"
@@ -51,7 +52,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONTEXT_URL = "http://127.0.0.1:8765"
 _TOOL_CHOICES = ("auto", "required", "none")
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _NONE_WORDS = frozenset({"none", "null"})
 _NOT_PREFIXED = frozenset({"api_key", "brave_api_key", "searxng_url"})  # see Settings.from_env
 
@@ -171,7 +171,7 @@ class Settings(BaseSettings):
     @field_validator("tool_choice")
     @classmethod
     def _tool_choice(cls, value: str | None) -> str | None:
-        if value is None or value in _TOOL_CHOICES or _TOOL_NAME.match(value):
+        if value is None or value in _TOOL_CHOICES or is_tool_name(value):
             return value
         raise ValueError("not auto, required, none or a tool name (letters, digits, _ and -)")
 

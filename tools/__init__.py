@@ -3,6 +3,7 @@
 The public names below are the API; modules starting with ``_`` are private.
 """
 
+from tools._names import is_tool_name
 from tools.base import BaseTool
 from tools.composite import ActionCall, ActionStrategy, CompositeTool
 from tools.errors import (
@@ -62,5 +63,6 @@ __all__ = [
     "UnknownToolError",
     "UnsupportedSchemaError",
     "UpstreamError",
+    "is_tool_name",
     "parse_retry_after",
 ]
