@@ -337,7 +337,7 @@ class OrchestratorService:
             raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None
         self.registry.register(web)
         for alias in legacy_tools(web=web):  # old names web_search, load_web_page, old arguments
-            self.registry.register(alias)
+            self.registry.register(alias, hidden=True)  # callable for stored conversations, not offered
 
     def _register_user_context(self) -> None:
         from shared.adapters import AdapterRegistry
@@ -358,7 +358,7 @@ class OrchestratorService:
         tool = UserContextTool(context_bridge=bridge)
         self.registry.register(tool)
         for alias in legacy_tools(user_context=tool):  # old names, with their old arguments
-            self.registry.register(alias)
+            self.registry.register(alias, hidden=True)  # callable for stored conversations, not offered
 
     def _register_modules(self) -> None:
         """``module_pipeline`` and ``module_admin`` (plus their 17 old names) over the module

@@ -54,6 +54,8 @@ class ToolEntry:
     manual: ToolManual = None  # type: ignore[assignment]  # always set by the registry
     #: One breaker per action for multi-action tools: one failing action rests alone.
     action_breakers: dict[str, CircuitBreaker] | None = None
+    #: Callable but left out of the exports (old names kept for stored conversations).
+    hidden: bool = False
 
     def __post_init__(self) -> None:
         from tools.composite import CompositeTool

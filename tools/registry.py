@@ -167,6 +167,7 @@ class LocalToolRegistry:
         retry: RetryPolicy | None = _UNSET,
         breaker: CircuitBreaker | None = None,
         manual: ToolManual | None = None,
+        hidden: bool = False,
     ) -> BaseTool[Any, Any]:
         """Register a tool instance or a plain function; returns the registered tool.
 
@@ -187,6 +188,9 @@ class LocalToolRegistry:
             breaker: A circuit breaker (default: a fresh one with the registry's settings).
             manual: Routing metadata for this registration (default: the tool's own
                 ``get_manual()``); renamed to the registered name for aliases.
+            hidden: Callable on every path but not offered to models: left out of the
+                exports unless asked for (``include_hidden=True``). For old names kept so that
+                stored conversations replay, without spending prompt tokens on them.
 
         Raises:
             InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
@@ -227,6 +231,7 @@ class LocalToolRegistry:
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
             manual=(manual or instance.get_manual()).renamed(key),
+            hidden=hidden,
         )
         with self._lock:
             if key in self._entries and not replace:
@@ -576,44 +581,61 @@ class LocalToolRegistry:
         strict: bool = False,
         on_unsupported: OnUnsupported = "warn",
         names: Collection[str] | None = None,
+        include_hidden: bool = False,
     ) -> list[dict[str, Any]]:
         """Chat Completions tool definitions for every registered tool (fresh dicts).
 
         With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
         schema strict mode cannot express is exported with ``strict: false`` and a logged
         WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
-        ``names`` limits the export to those registrations (in registration order).
+        ``names`` limits the export to those registrations (in registration order);
+        hidden registrations are left out unless ``include_hidden``.
         """
         return self._export(
             ("openai", strict, on_unsupported),
             lambda e, p: openai_tool(e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported),
             names,
+            include_hidden,
         )
 
-    def to_anthropic_tools(self, *, names: Collection[str] | None = None) -> list[dict[str, Any]]:
+    def to_anthropic_tools(
+        self, *, names: Collection[str] | None = None, include_hidden: bool = False
+    ) -> list[dict[str, Any]]:
         """Anthropic Messages API tool definitions (fresh dicts); ``names`` limits them."""
-        return self._export(("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p), names)
+        return self._export(
+            ("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p), names, include_hidden
+        )
 
-    def to_mcp_tools(self, *, names: Collection[str] | None = None) -> list[dict[str, Any]]:
+    def to_mcp_tools(
+        self, *, names: Collection[str] | None = None, include_hidden: bool = False
+    ) -> list[dict[str, Any]]:
         """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
         return self._export(
-            ("mcp",), lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()), names
+            ("mcp",),
+            lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()),
+            names,
+            include_hidden,
         )
+
+    def is_hidden(self, name: str, /) -> bool:
+        """Whether a registration is hidden from the exports (see :meth:`register`)."""
+        entry = self._entries.get(name)
+        return entry is not None and entry.hidden
 
     def _export(
         self,
         key: tuple[Any, ...],
         build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]],
         names: Collection[str] | None = None,
+        include_hidden: bool = False,
     ) -> list[dict[str, Any]]:
-        if names is not None:
-            key = (*key, frozenset(names))
+        key = (*key, include_hidden) if names is None else (*key, include_hidden, frozenset(names))
         cached = self._export_cache.get(key)
         if cached is None:
             with self._lock:
                 out = []
                 for entry in self._entries.values():
-                    if names is not None and entry.name not in names:
+                    if (names is not None and entry.name not in names) or (entry.hidden and not include_hidden):
                         continue
                     schema = entry.tool._input_schema()
                     if entry.preset:

@@ -158,7 +158,9 @@ def test_openai_compatible_endpoint_drives_real_tools(env: dict[str, str], scrip
     assert first.headers["Authorization"] == f"Bearer {SECRET}"
     assert first.body["model"] == "local-model"
     names = [t["function"]["name"] for t in first.body["tools"]]
-    assert {"math_solver", "store_knowledge", "user_context", "get_daily_briefing"} <= set(names)
+    assert {"math_solver", "store_knowledge", "user_context", "module_pipeline"} <= set(names)
+    # Old names stay callable for stored conversations but cost the prompt nothing.
+    assert not {"get_daily_briefing", "web_search", "build_module"} & set(names)
     tool_message = second.body["messages"][-1]
     assert tool_message["role"] == "tool"
     assert tool_message["tool_call_id"] == "call_x"

@@ -89,8 +89,8 @@ def test_an_agent_type_gets_only_its_tools(settings: Settings) -> None:
         assert "reviewer" in denied.error.message
     researcher = settings.model_copy(update={"agent": "researcher"})
     with OrchestratorService(researcher) as service:
-        assert service.tools.names() == ["web", "web_search", "load_web_page"]
-        assert [t["function"]["name"] for t in service.graph.tool_definitions()] == service.tools.names()
+        assert service.tools.names() == ["web", "web_search", "load_web_page"]  # old names: callable...
+        assert [t["function"]["name"] for t in service.graph.tool_definitions()] == ["web"]  # ...not offered
 
 
 def test_routing_overrides_come_from_a_file_and_bad_files_are_config_errors(settings: Settings, tmp_path: Path) -> None:

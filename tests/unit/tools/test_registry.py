@@ -258,3 +258,27 @@ def test_function_registration_with_overrides() -> None:
     tool = reg.to_openai_tools()[0]["function"]
     assert (tool["name"], tool["description"]) == ("docs", "Find documentation pages.")
     assert reg("docs", query="x")["data"] == "x"
+
+
+def test_hidden_registrations_are_callable_but_not_offered() -> None:
+    from tools.routing import ToolCategory, ToolManual
+
+    def lookup(order_id: int) -> int:
+        """Look an order up."""
+        return order_id
+
+    registry = LocalToolRegistry()
+    manual = ToolManual(name="lookup", category=ToolCategory.SEARCH)
+    registry.register(lookup, manual=manual)
+    registry.register(lookup, name="get_order", hidden=True, manual=manual)  # an old name
+    assert registry.is_hidden("get_order") and not registry.is_hidden("lookup")
+    assert [t["function"]["name"] for t in registry.to_openai_tools()] == ["lookup"]
+    assert [t["name"] for t in registry.to_anthropic_tools()] == ["lookup"]
+    assert [t["name"] for t in registry.to_mcp_tools()] == ["lookup"]
+    assert [t["function"]["name"] for t in registry.to_openai_tools(include_hidden=True)] == ["lookup", "get_order"]
+    assert registry("get_order", order_id=7)["data"] == 7
+    assert registry.call_tool_raw("get_order", '{"order_id": 8}').data == 8
+    view = registry.for_agent("explore")
+    assert view.names() == ["lookup", "get_order"]  # callable through the view too...
+    assert [t["function"]["name"] for t in view.to_openai_tools()] == ["lookup"]  # ...but not offered
+    assert view.call_tool("get_order", order_id=9).data == 9

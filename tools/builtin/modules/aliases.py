@@ -232,10 +232,14 @@ def module_alias_tools(*, pipeline: BaseTool[Any, Any], admin: BaseTool[Any, Any
 
 
 def register_module_aliases(
-    registry: LocalToolRegistry, *, pipeline: BaseTool[Any, Any], admin: BaseTool[Any, Any]
+    registry: LocalToolRegistry, *, pipeline: BaseTool[Any, Any], admin: BaseTool[Any, Any], hidden: bool = True
 ) -> list[str]:
-    """Register every old module-system name in ``registry``; returns the names."""
+    """Register every old module-system name in ``registry``; returns the names.
+
+    By default they are hidden: callable (a stored conversation replays) but not offered to
+    models, whose prompts get the two new tools instead.
+    """
     tools = module_alias_tools(pipeline=pipeline, admin=admin)
     for tool in tools:
-        registry.register(tool)
+        registry.register(tool, hidden=hidden)
     return [tool.name for tool in tools]

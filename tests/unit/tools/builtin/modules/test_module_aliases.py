@@ -122,6 +122,7 @@ def test_an_alias_needs_its_own_target(kit: ModuleToolkit) -> None:
 
 def test_the_aliases_export_strict(registry: LocalToolRegistry) -> None:
     names = {a.name for a in MODULE_ALIASES}
-    exported = [t for t in registry.to_openai_tools(strict=True) if t["function"]["name"] in names]
+    assert not [t for t in registry.to_openai_tools() if t["function"]["name"] in names]  # hidden: not offered
+    exported = [t for t in registry.to_openai_tools(strict=True, include_hidden=True) if t["function"]["name"] in names]
     assert len(exported) == 17
     assert all(t["function"].get("strict") for t in exported)
