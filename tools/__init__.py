@@ -3,6 +3,7 @@
 The public names below are the API; modules starting with ``_`` are private.
 """
 
+from tools._bound import BoundTool
 from tools._names import is_tool_name
 from tools.base import BaseTool
 from tools.composite import ActionCall, ActionStrategy, CompositeTool
@@ -27,7 +28,7 @@ from tools.errors import (
 )
 from tools.function_tool import FunctionTool
 from tools.metrics import InMemoryMetrics, MetricsSink, ToolStats
-from tools.registry import BoundTool, LocalToolRegistry
+from tools.registry import LocalToolRegistry
 from tools.resilience import CircuitBreaker, RetryPolicy, parse_retry_after
 from tools.result import ErrorInfo, ToolResult
 

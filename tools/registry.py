@@ -12,9 +12,11 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from tools._bound import BoundTool
 from tools._executor import ToolExecutor
 from tools._names import check_tool_name
 from tools._runner import CallContext, ToolEntry, _failure
+from tools._unknown import unknown_tool
 from tools.base import Arguments, BaseTool, prepare_parameters
 from tools.errors import DuplicateToolError, ErrorType, ToolDefinitionError
 from tools.function_tool import FunctionTool
@@ -39,47 +41,6 @@ _UNSET: Any = object()
 _F = TypeVar("_F", bound=Callable[..., Any])
 _LONG_DESCRIPTION = 1024
 logger = logging.getLogger(__name__)
-
-
-class BoundTool:
-    """A registered tool bound to its registry: calling it goes through the full call path."""
-
-    __slots__ = ("_entry", "_registry")
-
-    def __init__(self, entry: ToolEntry, registry: LocalToolRegistry) -> None:
-        self._entry = entry
-        self._registry = registry
-
-    @property
-    def name(self) -> str:
-        """The registered name."""
-        return self._entry.name
-
-    @property
-    def tool(self) -> BaseTool[Any, Any]:
-        """The tool instance behind the registration."""
-        return self._entry.tool
-
-    def __call__(self, /, **arguments: Any) -> dict[str, Any]:
-        """Call the tool; returns the result dict (``ToolResult.to_dict()``)."""
-        return self.call(**arguments).to_dict()
-
-    def call(self, /, **arguments: Any) -> ToolResult:
-        """Call the tool; returns the :class:`~tools.result.ToolResult`."""
-        gate = self._registry._gate
-        if gate is None:
-            return self._entry.call(arguments)
-        return self._registry._gated(self._entry, arguments, None, None, gate)
-
-    async def acall(self, /, **arguments: Any) -> ToolResult:
-        """Async twin of :meth:`call`."""
-        gate = self._registry._gate
-        if gate is None:
-            return await self._entry.acall(arguments)
-        return await self._registry._agated(self._entry, arguments, None, None, gate)
-
-    def __repr__(self) -> str:
-        return f"BoundTool({self.name!r})"
 
 
 class LocalToolRegistry:
@@ -467,16 +428,9 @@ class LocalToolRegistry:
         gate: ApprovalGate | None,
     ) -> ToolResult:
         """Run ``entry`` if ``gate`` (its policy, its approver) or ``approved`` lets it."""
-        if gate is None:
-            from tools.approvals._gate import ApprovalGate
+        from tools.approvals._gate import run_gated
 
-            gate = ApprovalGate(None)
-        verdict = gate.decide(
-            entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
-        )
-        if verdict.error_type is not None:
-            return self.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
-        return entry.call(verdict.arguments, call_id)
+        return run_gated(self, entry, arguments, call_id=call_id, approved=approved, gate=gate)
 
     async def _agated(
         self,
@@ -487,16 +441,9 @@ class LocalToolRegistry:
         gate: ApprovalGate | None,
     ) -> ToolResult:
         """Async twin of :meth:`_gated`."""
-        if gate is None:
-            from tools.approvals._gate import ApprovalGate
+        from tools.approvals._gate import arun_gated
 
-            gate = ApprovalGate(None)
-        verdict = await gate.adecide(
-            entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
-        )
-        if verdict.error_type is not None:
-            return self.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
-        return await entry.acall(verdict.arguments, call_id)
+        return await arun_gated(self, entry, arguments, call_id=call_id, approved=approved, gate=gate)
 
     def _call_gated(
         self, name: str, arguments: Arguments, call_id: str | None, approved: ApprovedCall | None, gate: ApprovalGate
@@ -555,19 +502,7 @@ class LocalToolRegistry:
         return entry._finish(_failure(entry.tool, ErrorInfo(error_type, message, False, details, False)))
 
     def _unknown(self, name: str, call_id: str | None = None) -> ToolResult:
-        names = list(self._entries)
-        close = _suggestions(str(name), names)
-        message = f"Unknown tool {str(name)[:100]!r}."
-        if close:
-            message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
-        shown = names[:30]
-        message += (
-            " Available tools: "
-            + (", ".join(shown) if shown else "none")
-            + (f" (and {len(names) - 30} more)." if len(names) > 30 else ".")
-        )
-        info = ErrorInfo("unknown_tool", message, False, {"suggestions": close, "available": shown})
-        placeholder = _Placeholder(str(name)[:64])
+        placeholder, info = unknown_tool(name, list(self._entries))
         result = ToolEntry(placeholder, self._new_breaker(), self._context)._finish(_failure(placeholder, info))
         if self.tracer is not None:
             self.tracer.end(self.tracer.start_unknown(name, call_id), result)
@@ -645,28 +580,6 @@ class LocalToolRegistry:
                 self._export_cache[key] = cached
         # marshal round trip: fresh dicts every call at a fraction of deepcopy's cost.
         return marshal.loads(cached)  # type: ignore[no-any-return]  # noqa: S302 - our own bytes
-
-
-def _suggestions(name: str, names: list[str]) -> list[str]:
-    """Up to three registered names close to ``name``: by similarity, then by substring."""
-    import difflib
-
-    lowered = name.lower()
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-    if lowered:
-        close += [n for n in names if n not in close and (lowered in n.lower() or n.lower() in lowered)]
-    return close[:3]
-
-
-class _Placeholder(BaseTool[Any, Any]):
-    """Stands in for a tool that does not exist, to build its error envelope."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.version = ""
-
-    def execute_internal(self, request: Any) -> Any:  # pragma: no cover - never called
-        raise NotImplementedError
 
 
 def _renamed(

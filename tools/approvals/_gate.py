@@ -22,6 +22,7 @@ from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.errors import ErrorType, InvalidArgumentsError
 
 if TYPE_CHECKING:
+    from tools._runner import ToolEntry
     from tools.approvals.policy import ApprovalPolicy
     from tools.base import Arguments, BaseTool
     from tools.registry import LocalToolRegistry
@@ -271,3 +272,40 @@ def call_with_approval(
     built with ``policy=`` does on every call, for a registry built without one (e.g. one
     a CLI imported from an application)."""
     return registry._call_gated(name, arguments, call_id, None, ApprovalGate(policy, approver))
+
+
+def run_gated(
+    registry: LocalToolRegistry,
+    entry: ToolEntry,
+    arguments: Arguments,
+    *,
+    call_id: str | None,
+    approved: ApprovedCall | None,
+    gate: ApprovalGate | None,
+) -> ToolResult:
+    """Run a registry's ``entry`` if ``gate`` (its policy, its approver) or ``approved`` lets it;
+    else the refusal envelope (recorded, never counted by the breaker)."""
+    verdict = (gate or ApprovalGate(None)).decide(
+        entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
+    )
+    if verdict.error_type is not None:
+        return registry.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
+    return entry.call(verdict.arguments, call_id)
+
+
+async def arun_gated(
+    registry: LocalToolRegistry,
+    entry: ToolEntry,
+    arguments: Arguments,
+    *,
+    call_id: str | None,
+    approved: ApprovedCall | None,
+    gate: ApprovalGate | None,
+) -> ToolResult:
+    """Async twin of :func:`run_gated`."""
+    verdict = await (gate or ApprovalGate(None)).adecide(
+        entry.tool, entry.manual, arguments, preset=entry.preset, call_id=call_id, approved=approved
+    )
+    if verdict.error_type is not None:
+        return registry.refuse(entry.name, verdict.error_type, verdict.message, details=verdict.details)
+    return await entry.acall(verdict.arguments, call_id)
