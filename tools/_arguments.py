@@ -25,6 +25,7 @@ class AcceptedArguments(NamedTuple):
     names: list[str]
 
 
+_AGAIN = "Call the tool again with corrected arguments."
 _PROBLEMS = {
     "missing": "required argument is missing",
     "extra_forbidden": "unknown argument, not accepted by this tool",
@@ -109,15 +110,15 @@ def field_error(path: Sequence[Any], problem: str, got: Any = ..., *, sent: bool
 def from_pydantic_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Turn pydantic's ``ValidationError.errors()`` into field records without URL noise."""
     records: list[dict[str, Any]] = []
+    append = records.append
     for err in errors:
-        kind = err.get("type")
-        field = _path(err.get("loc", ()))
-        problem = _PROBLEMS.get(kind)  # type: ignore[arg-type]
+        loc = err.get("loc", ())
+        field = loc[0] if type(loc) is tuple and len(loc) == 1 and type(loc[0]) is str else _path(loc)
+        problem = _PROBLEMS.get(err.get("type"))  # type: ignore[arg-type]
         if problem is not None:
-            records.append({"field": field, "problem": problem})
+            append({"field": field, "problem": problem})
         else:
-            problem = str(err.get("msg", "invalid value"))
-            records.append({"field": field, "problem": problem, "got": _short(err.get("input"))})
+            append({"field": field, "problem": str(err.get("msg", "invalid value")), "got": _short(err.get("input"))})
     return records
 
 
@@ -135,16 +136,17 @@ def invalid_arguments(
     if not isinstance(accepted, AcceptedArguments):
         accepted = describe_arguments(accepted)
     lines = [headline or f"Invalid arguments for tool '{tool_name}':"]
-    for record in records[:_MAX_ERRORS]:
-        got = f" (got {record['got']})" if "got" in record else ""
-        lines.append(f"- {record['field']}: {record['problem']}{got}")
+    lines += [
+        f"- {r['field']}: {r['problem']} (got {r['got']})" if "got" in r else f"- {r['field']}: {r['problem']}"
+        for r in records[:_MAX_ERRORS]
+    ]
     if len(records) > _MAX_ERRORS:
         lines.append(f"- ... and {len(records) - _MAX_ERRORS} more")
-    details: dict[str, Any] = {"errors": list(records[:_MAX_DETAILS])}
+    details: dict[str, Any] = {"errors": records[:_MAX_DETAILS]}
     if accepted.text:
         lines.append(accepted.text)
-        details["accepted"] = list(accepted.names)
-    lines.append("Call the tool again with corrected arguments.")
+        details["accepted"] = accepted.names[:]
+    lines.append(_AGAIN)
     error = InvalidArgumentsError("\n".join(lines), details=details)
     error.details_jsonable = True
     return error

@@ -80,7 +80,7 @@ class ToolError(TooldeckError):
         details: dict[str, Any] | None = None,
         trips_breaker: bool | None = None,
     ) -> None:
-        super().__init__(message)
+        Exception.__init__(self, message)  # one call up the tree: errors are built on hot paths
         self.message = message
         self.retryable = self.default_retryable if retryable is None else retryable
         self.details = details
