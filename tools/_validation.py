@@ -87,10 +87,14 @@ class RequestValidator:
             return self._validate_json(raw, extra=self._extra)
         except ValidationError as exc:
             errors = exc.errors(**_ERROR_OPTIONS)
+        null = False
         for error in errors:
             # Not JSON, or not an object: the general parser writes the model-facing message.
             if error["type"] == "json_invalid" or not error["loc"]:
                 return self.from_mapping(parse_arguments(raw, self._tool_name))
+            null = null or error.get("input", 0) is None
+        if not null:  # the common invalid call: no null to reconsider
+            raise self._error(errors)
         return self._after_nulls(None, raw, errors)
 
     def from_mapping(self, arguments: Mapping[str, Any]) -> Any:
