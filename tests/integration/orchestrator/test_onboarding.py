@@ -185,7 +185,7 @@ def restricted_path(tmp_path: Path, *extra: str) -> str:
     """A PATH with only what .ci/run needs (no bwrap, no apt-get unless asked)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("python3", "mktemp", "rm", "id", "dirname", "env", *extra):
+    for name in ("python3", "mktemp", "chmod", "rm", "id", "dirname", "env", *extra):
         found = shutil.which(name)
         assert found, name
         (bin_dir / name).symlink_to(found)
