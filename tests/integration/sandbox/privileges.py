@@ -1,7 +1,8 @@
 """Run the sandbox as the application would: as root, or as an ordinary user.
 
-The unprivileged variant drops privileges with ``setpriv --reuid=65534 --regid=65534
---clear-groups`` and runs :mod:`_driver` in a child interpreter that any user may execute,
+The unprivileged variant drops privileges with ``setpriv --reuid=1000 --regid=1000
+--clear-groups`` (an ordinary user's uid: not 65534, the overflow id an unmapped user
+namespace reports, which would hide a launcher that maps the wrong id) and runs :mod:`_driver` in a child interpreter that any user may execute,
 on a copy of the ``tools`` package that any user may read (the test's own checkout and
 virtualenv may sit in a directory only root can enter, as CI's does).
 """
@@ -24,6 +25,8 @@ from tools.builtin.code_executor.local import world_executable
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534
+#: The application user of the unprivileged variant (when the tests run as root).
+ORDINARY_UID = 1000
 DRIVER = Path(__file__).with_name("_driver.py")
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -71,7 +74,7 @@ def app_uid(mode: str) -> int:
     """The uid the application runs as in ``mode``."""
     if mode == "root":
         return 0
-    return NOBODY if ROOT else os.geteuid()
+    return ORDINARY_UID if ROOT else os.geteuid()
 
 
 def drop_argv(mode: str) -> list[str]:
@@ -79,7 +82,7 @@ def drop_argv(mode: str) -> list[str]:
     if mode == "root" or not ROOT:
         return []
     setpriv = shutil.which("setpriv", path=SEARCH_PATH) or "setpriv"
-    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    return [setpriv, f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", "--clear-groups"]
 
 
 def run_driver(

@@ -1,7 +1,7 @@
 """Containment in both modes (application as root / as an ordinary user), both launchers.
 
 Each (mode, launcher) pair runs one battery of hostile programs in a child interpreter
-(``_driver.py``; the unprivileged mode drops to uid 65534 with ``setpriv``), then each
+(``_driver.py``; the unprivileged mode drops to uid 1000 with ``setpriv``), then each
 test below checks one item of it. The host side (a private file in a home directory, a
 directory the program's uid owns, a setuid binary, a data directory, a world-writable
 directory) is prepared here as root, and checked after the runs.
@@ -128,7 +128,8 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     secret.chmod(0o600)
     owned = Path(tempfile.mkdtemp(prefix="tooldeck-test-owned-", dir=HOST_PARENT))
     stack.append(owned)
-    os.chown(owned, 65534, 65534)
+    program_uid = app_uid or 65534  # as root the program runs as 65534; else as the app user
+    os.chown(owned, program_uid, program_uid)
     owned.chmod(0o755)
     setuid_id = owned / "id-setuid"
     shutil.copy("/usr/bin/id", setuid_id)
@@ -216,10 +217,11 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType, scan: Any) -> I
             "world_writable": (host.world_writable / "dropped.txt").exists(),
         }
         deadline = time.monotonic() + 3.0
-        leftovers = scan.processes_under(str(root), uid=65534, since=started)
+        program_uid = priv.app_uid(app_mode) or 65534
+        leftovers = scan.processes_under(str(root), uid=program_uid, since=started)
         while leftovers and time.monotonic() < deadline:
             time.sleep(0.05)
-            leftovers = scan.processes_under(str(root), uid=65534, since=started)
+            leftovers = scan.processes_under(str(root), uid=program_uid, since=started)
         yield Battery(app_mode, launcher_kind, answer, host, escaped, leftovers)
     finally:
         Path("/run/lock", lock_marker).unlink(missing_ok=True)
@@ -310,9 +312,9 @@ def test_without_user_namespaces_the_sandbox_refuses_and_says_why(priv: ModuleTy
     bwrap = shutil.which("bwrap", path="/usr/bin:/bin")
     if bwrap is None:
         pytest.skip("taking user namespaces away from the test user needs bubblewrap")
-    temp_root = priv.private_dir(sandbox_root / "work", 65534, 0o700)
+    temp_root = priv.private_dir(sandbox_root / "work", priv.app_uid("unprivileged"), 0o700)
     tree = priv.readable_tree(sandbox_root)
-    # The driver runs as uid 65534 in a user namespace that may not create another one.
+    # The driver runs as the ordinary user in a user namespace that may not create another one.
     no_userns = [bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"]
     cases = [{"name": "run", "code": "print('ran')"}]
     strict = priv.run_driver(

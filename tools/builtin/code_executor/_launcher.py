@@ -98,6 +98,9 @@ def _map_ids(pid: str, uid: int, gid: int, *, deny_setgroups: bool) -> None:
 def _enter_namespaces(want: dict[str, bool], *, root: bool) -> dict[str, Any]:
     """Enter new net/pid/mount namespaces (not root: in a new user namespace); report."""
     user_ns = 0 if root else CLONE_NEWUSER
+    # Our ids from before the unshare: inside a new, unmapped user namespace geteuid() is the
+    # overflow id (65534), which only the real uid 65534 could map.
+    uid, gid = os.geteuid(), os.getegid()
     bits = {"net": CLONE_NEWNET, "pid": CLONE_NEWPID | CLONE_NEWIPC, "fs": CLONE_NEWNS}
     wanted = [name for name in ("net", "pid", "fs") if want.get(name)]
     # Most isolation first; then give up the mount namespace, then the others.
@@ -113,7 +116,7 @@ def _enter_namespaces(want: dict[str, bool], *, root: bool) -> dict[str, Any]:
         userns = bool(flags and user_ns)
         if userns:
             try:
-                _map_ids("self", os.geteuid(), os.getegid(), deny_setgroups=True)
+                _map_ids("self", uid, gid, deny_setgroups=True)
             except OSError as exc:
                 return {"net": False, "pid": False, "fs": False, "userns": False, "ns_error": str(exc)}
         found: dict[str, Any] = {name: name in names for name in bits}
