@@ -2,9 +2,10 @@
 
 The unprivileged variant drops privileges with ``setpriv --reuid=1000 --regid=1000
 --clear-groups`` (an ordinary user's uid: not 65534, the overflow id an unmapped user
-namespace reports, which would hide a launcher that maps the wrong id) and runs :mod:`_driver` in a child interpreter that any user may execute,
-on a copy of the ``tools`` package that any user may read (the test's own checkout and
-virtualenv may sit in a directory only root can enter, as CI's does).
+namespace reports, which would hide a launcher that maps the wrong id) and runs
+:mod:`_driver` in a child interpreter that any user may execute, on a copy of the ``tools``
+package that any user may read (the test's own checkout and virtualenv may sit in a
+directory only root can enter, as CI's does).
 """
 
 from __future__ import annotations
