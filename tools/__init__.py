@@ -27,6 +27,7 @@ from tools.errors import (
     UpstreamError,
 )
 from tools.function_tool import FunctionTool
+from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
 from tools.metrics import InMemoryMetrics, MetricsSink, ToolStats
 from tools.registry import LocalToolRegistry
 from tools.resilience import CircuitBreaker, RetryPolicy, parse_retry_after
@@ -52,11 +53,16 @@ __all__ = [
     "MetricsSink",
     "PermissionDeniedError",
     "RetryPolicy",
+    "RiskLevel",
+    "TokenCost",
     "ToolCancelledError",
+    "ToolCategory",
     "ToolDefinitionError",
     "ToolError",
+    "ToolManual",
     "ToolResult",
     "ToolSaturatedError",
+    "ToolSource",
     "ToolStats",
     "ToolTimeoutError",
     "TooldeckError",

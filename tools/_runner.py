@@ -23,7 +23,7 @@ from tools.resilience import CircuitBreaker, RetryPolicy
 from tools.result import ErrorInfo, ToolResult
 
 if TYPE_CHECKING:
-    from tools.routing import ToolManual
+    from tools.manual import ToolManual
     from tools.telemetry import ToolTracer
 
 logger = logging.getLogger("tools.registry")

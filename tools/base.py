@@ -33,8 +33,8 @@ from tools.result import ErrorInfo, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
     from tools._executor import ToolExecutor
+    from tools.manual import ToolManual
     from tools.resilience import RetryPolicy
-    from tools.routing import ToolManual
 
 logger = logging.getLogger(__name__)
 

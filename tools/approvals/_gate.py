@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from tools._runner import ToolEntry
     from tools.approvals.policy import ApprovalPolicy
     from tools.base import Arguments, BaseTool
+    from tools.manual import ToolManual
     from tools.registry import LocalToolRegistry
     from tools.result import ToolResult
-    from tools.routing import ToolManual
 
 logger = logging.getLogger("tools.approvals")
 

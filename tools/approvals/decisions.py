@@ -22,7 +22,7 @@ from tools._arguments import parse_arguments
 from tools.approvals.errors import ApprovalMismatchError
 from tools.approvals.hashing import arguments_hash
 from tools.approvals.levels import FreedomLevel
-from tools.routing.manual import RiskLevel
+from tools.manual import RiskLevel
 
 if TYPE_CHECKING:
     from tools.base import Arguments

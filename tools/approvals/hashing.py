@@ -24,7 +24,7 @@ from tools.result import to_jsonable
 
 if TYPE_CHECKING:
     from tools.base import Arguments, BaseTool
-    from tools.routing import ToolManual
+    from tools.manual import ToolManual
 
 
 def canonical_json(value: Any) -> str:

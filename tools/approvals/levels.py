@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from enum import Enum
 
 from tools.approvals.errors import InvalidFreedomLevelError
-from tools.routing.manual import RiskLevel
+from tools.manual import RiskLevel
 
 #: The environment variable that overrides the stored level for one run (read at entry points).
 FREEDOM_VARIABLE = "TOOLDECK_FREEDOM"

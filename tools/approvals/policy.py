@@ -21,7 +21,7 @@ from tools.approvals.errors import ApprovalError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FreedomLevel
 from tools.approvals.store import ApprovalsStore, ToolApproval
-from tools.routing.manual import RiskLevel, ToolManual
+from tools.manual import RiskLevel, ToolManual
 
 if TYPE_CHECKING:
     from tools.base import Arguments, BaseTool

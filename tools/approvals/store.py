@@ -43,7 +43,7 @@ from tools._files import atomic_write_text
 from tools._names import TOOL_NAME_RULE, is_tool_name
 from tools.approvals.errors import ApprovalError, ApprovalsFileError, InvalidApprovalIdError
 from tools.approvals.levels import FreedomLevel
-from tools.routing.manual import RiskLevel
+from tools.manual import RiskLevel
 
 APPROVALS_FILE = "approvals.json"
 #: Schema version of approvals files this code writes (and the newest it reads).

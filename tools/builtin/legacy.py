@@ -42,8 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.base import BaseTool
 from tools.builtin.user_context import MAX_PER_PAGE, Category
 from tools.errors import InvalidArgumentsError, ToolDefinitionError
+from tools.manual import ToolManual
 from tools.result import ToolResult
-from tools.routing.manual import ToolManual
 
 __all__ = [
     "LegacyCommuteTime",

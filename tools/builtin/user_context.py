@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tools.base import BaseTool
 from tools.builtin.context_bridge import ContextBridge
 from tools.errors import InvalidArgumentsError
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 __all__ = ["UserContextRequest", "UserContextTool"]
 

@@ -7,11 +7,11 @@ per-agent view that exports and calls only those tools; ``ToolSearchTool`` lets 
 start small and have the model find the rest.
 """
 
+from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
 from tools.routing.categorize import categorize_tool, derive_manual, external_manual
 from tools.routing.coding import CODING_TOOL_MANUALS, CODING_TOOL_MANUALS_BY_NAME
 from tools.routing.config import AgentToolOverride, ManualOverride, ToolRoutingConfig
 from tools.routing.errors import RoutingConfigError
-from tools.routing.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
 from tools.routing.profiles import DEFAULT_AGENT_PROFILES, AgentToolProfile, permissive_profile
 from tools.routing.router import STEP_NUMBERS, ResolutionStep, RoutingDecision, ToolRouter
 from tools.routing.search import ToolIndex, ToolSearcher, ToolSearchRequest, ToolSearchTool

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tools.routing.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
+from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
 
 if TYPE_CHECKING:
     from tools.base import BaseTool

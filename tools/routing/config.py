@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic_core import ErrorDetails
 
 from tools._names import TOOL_NAME_RULE
+from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual
 from tools.routing.errors import RoutingConfigError
-from tools.routing.manual import RiskLevel, TokenCost, ToolCategory, ToolManual
 from tools.routing.profiles import allowed_values
 
 #: Config files larger than this are refused (a routing config is a few hundred bytes).

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from tools._names import is_tool_name
+from tools.manual import ToolCategory
 from tools.routing.errors import RoutingConfigError
-from tools.routing.manual import ToolCategory
 
 _AGENT_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ALL_CATEGORIES: tuple[ToolCategory, ...] = tuple(ToolCategory)

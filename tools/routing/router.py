@@ -24,9 +24,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from tools.manual import ToolCategory, ToolManual
 from tools.routing.config import ToolRoutingConfig
 from tools.routing.errors import RoutingConfigError
-from tools.routing.manual import ToolCategory, ToolManual
 from tools.routing.profiles import DEFAULT_AGENT_PROFILES, AgentToolProfile, permissive_profile
 
 ResolutionStep = Literal[

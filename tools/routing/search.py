@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from tools.base import BaseTool
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MAX_QUERY = 500

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tools.manual import ToolManual
 from tools.result import ToolResult
 from tools.routing.errors import RoutingConfigError
-from tools.routing.manual import ToolManual
 from tools.routing.router import RoutingDecision, ToolRouter
 from tools.routing.search import ToolIndex, ToolSearchTool
 from tools.schema import OnUnsupported, anthropic_tool, mcp_tool, openai_tool

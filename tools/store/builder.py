@@ -24,9 +24,9 @@ from tools.base import BaseTool, check_parameters_schema
 from tools.errors import ToolDefinitionError
 from tools.external.config import AuthConfig
 from tools.external.config import ToolConfig as ExternalConfig
+from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual
 from tools.result import ToolResult
 from tools.routing.categorize import categorize_tool
-from tools.routing.manual import RiskLevel, TokenCost, ToolCategory, ToolManual
 from tools.store._secrets import redact_result, redactor_for
 from tools.store.config import ToolConfig
 

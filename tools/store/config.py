@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools._names import TOOL_NAME_RULE
 from tools.external.config import ENV_NAME_PATTERN, CLIConfig, HTTPConfig, MCPConfig
-from tools.routing.manual import RiskLevel, ToolCategory
+from tools.manual import RiskLevel, ToolCategory
 
 #: Schema version of registry files this code writes (and the newest it reads).
 REGISTRY_VERSION = 1

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from tools.base import BaseTool
 from tools.builtin.code_executor.local import LocalSandbox
 from tools.builtin.code_executor.sandbox import SandboxClient
+from tools.manual import ToolCategory, ToolManual
 from tools.result import ToolResult
-from tools.routing.manual import ToolCategory, ToolManual
 
 
 class CodeExecutionRequest(BaseModel):

@@ -15,7 +15,7 @@ from tools.builtin.knowledge.query import MAX_QUERY_CHARS
 from tools.builtin.knowledge.sqlite_store import MAX_TEXT_CHARS
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeStore
 from tools.errors import InvalidArgumentsError
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
 MAX_LIMIT = 20

@@ -10,7 +10,7 @@ from tools.base import BaseTool
 from tools.builtin.math.engine import MathEngine, MathJob, SympyWorkerPool
 from tools.builtin.math.parser import IR, MathParser, to_text
 from tools.errors import InvalidArgumentsError
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 
 class MathRequest(BaseModel):

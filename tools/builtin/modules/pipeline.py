@@ -26,7 +26,7 @@ from tools.builtin.modules.validation import ModuleValidator
 from tools.builtin.modules.versions import VersionManager
 from tools.composite import ActionStrategy, CompositeTool
 from tools.errors import InvalidArgumentsError, PermissionDeniedError, ToolError
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 __all__ = [
     "BuildRequest",

@@ -18,7 +18,7 @@ from tools.builtin.web.fetch import PageFetcher
 from tools.builtin.web.search import SearchBackend, SearchHit
 from tools.composite import ActionStrategy, CompositeTool
 from tools.errors import ToolError
-from tools.routing.manual import ToolCategory, ToolManual
+from tools.manual import ToolCategory, ToolManual
 
 SEARCH_NOT_CONFIGURED = (
     "Web search is not configured, so action 'search' is unavailable. Use action 'load' "

@@ -15,7 +15,7 @@ from tools.errors import ToolDefinitionError, ToolError
 from tools.external.mcp._connect import clip
 from tools.external.mcp._home import SYNC_ON_HOME
 from tools.external.mcp._results import result_data
-from tools.routing.manual import ToolManual
+from tools.manual import ToolManual
 
 logger = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from tools.external.mcp._session import (
     SpawnPerCallSession,
 )
 from tools.external.mcp.tool import MCPTool
+from tools.manual import ToolCategory, ToolManual
 from tools.result import ToolResult
 from tools.routing.categorize import external_manual
-from tools.routing.manual import ToolCategory, ToolManual
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""``ToolManual`` and ``ToolCategory``: what a tool is, for routing it to the right agents.
+"""``ToolManual``, ``ToolCategory`` and ``RiskLevel``: what a tool is (the core risk model).
 
 A manual is routing metadata, not a schema: which category of work the tool belongs to
 (what an agent profile allows or denies), where it comes from, how risky it is, whether it
