@@ -10,6 +10,17 @@ echo "== ruff format --check"
 ruff format --check .
 echo "== mypy --strict"
 mypy
-echo "== pytest"
-# Exit code 5 (no tests collected) is a failure here, like any other non-zero code.
-python -m pytest "$@"
+# The suite runs on every core (pytest-xdist; TOOLDECK_TEST_WORKERS=1 runs it in one process),
+# then the tests marked `serial` run alone. Exit code 5 (no tests collected) is a failure for
+# the main pass, like any other non-zero code; the serial pass may find none.
+workers="${TOOLDECK_TEST_WORKERS:-auto}"
+suite_started=$SECONDS
+echo "== pytest ($workers workers; then the serial tests alone)"
+python -m pytest -n "$workers" --dist loadgroup -m "not serial" "$@"
+echo "== pytest: serial tests"
+status=0
+python -m pytest -m serial "$@" || status=$?
+if [ "$status" -ne 0 ] && [ "$status" -ne 5 ]; then
+    exit "$status"
+fi
+echo "== test suite wall time: $((SECONDS - suite_started)) s"
