@@ -22,7 +22,12 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="preparing the host side needs root (CI runs as root)")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="preparing the host side needs root (CI runs as root)"),
+    # It plants a world-writable directory on the host, which every sandbox started meanwhile
+    # (by tests on other workers) rightly refuses: it runs alone.
+    pytest.mark.serial,
+]
 
 MAX_PROCESSES = 32
 HOST_PARENT = Path("/opt") if Path("/opt").is_dir() else Path("/")
