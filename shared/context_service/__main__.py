@@ -159,7 +159,8 @@ def main(
         port,
         ", ".join(config.users) or "none",
     )
-    app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up)
+    # Workers are stopped when the app shuts down: uvicorn re-raises SIGTERM once it has.
+    app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up, on_shutdown=[lambda: _close(closers)])
     server: Any = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False))
     try:
         with sock:
@@ -170,8 +171,9 @@ def main(
 
 
 def _close(closers: list[Callable[[], None]]) -> None:
-    for close in reversed(closers):
-        close()
+    """Run and forget ``closers``, last added first."""
+    while closers:
+        closers.pop()()
 
 
 def _setup(

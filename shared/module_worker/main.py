@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import select
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ class _Channel:
     """The pipe to the host: frames in, frames out, one HTTP exchange at a time."""
 
     def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in = fd_in
         self._reader = FrameReader(fd_in)
         self._out = fd_out
         self._lock = threading.Lock()
@@ -189,9 +191,21 @@ def _reply(channel: _Channel, result: dict[str, Any]) -> None:
         channel.send({"op": "result", "id": result.get("id"), "error": error})
 
 
+def _exit_when_the_host_leaves(fd: int) -> None:
+    """Exit as soon as the host's end of the pipe closes, even in the middle of a hung call
+    (the host died, or it stopped the worker): nothing of a module outlives its host."""
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked: poll still reports the hang-up
+    while True:
+        for _, events in poller.poll():
+            if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                os._exit(0)
+
+
 def main() -> None:
     """Serve one module until the host closes the pipe."""
     channel = _Channel.from_stdio()
+    threading.Thread(target=_exit_when_the_host_leaves, args=(channel.fd_in,), daemon=True).start()
     channel.send({"op": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(), "uid": os.getuid()})
     init = channel.receive()
     if init is None or init.get("op") != "init":

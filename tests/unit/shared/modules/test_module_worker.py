@@ -7,6 +7,7 @@ same supervisor in ``tests/integration/modules/test_module_worker_boundary.py``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -260,3 +262,53 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+HOST = """
+import os, sys, threading, time
+from pathlib import Path
+from shared.modules import WorkerSpec
+from tests.unit.shared.modules.worker_support import subprocess_workers
+
+marker = Path(sys.argv[1])
+source = '''
+import time
+from pathlib import Path
+from shared.adapters.base import BaseAdapter
+
+class Adapter(BaseAdapter[dict]):
+    def fetch_raw(self, config):
+        Path(config["marker"]).write_text("hanging")
+        while True:
+            time.sleep(0.05)
+
+    def transform(self, raw):
+        return raw
+'''
+worker = subprocess_workers().start(WorkerSpec("runs", "v1", source, "Adapter", "http://127.0.0.1:9/api"))
+call = lambda: worker.call("fetch", {"config": {"marker": str(marker)}}, timeout=600)
+threading.Thread(target=call, daemon=True).start()
+print(worker.host_pid, flush=True)
+deadline = time.monotonic() + 60
+while not marker.exists() and time.monotonic() < deadline:
+    time.sleep(0.01)
+os._exit(9)  # the host dies in the middle of the call, without stopping its worker
+"""
+
+
+def test_a_worker_exits_when_its_host_dies_even_in_a_hung_call(tmp_path: Path) -> None:
+    env = {"PYTHONPATH": os.pathsep.join(sys.path), "LANG": "C.UTF-8"}
+    marker = tmp_path / "hanging"
+    host = subprocess.run(
+        [sys.executable, "-c", HOST, str(marker)], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert host.returncode == 9 and marker.exists(), host.stderr
+    worker_pid = int(host.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    try:
+        while _group_alive(worker_pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _group_alive(worker_pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker_pid, signal.SIGKILL)
