@@ -86,8 +86,8 @@ def install_signed(root: str, api: str, api_key: str, source: str = PROBE, modul
 
     keys = ModuleKeys.load(Path(root, "module-keys"))
     layout = ModuleLayout(Path(root, "modules"))
-    manifest = {"id": module_id, "name": "Probe", "category": "fitness", "api_url": api, "auth_type": "api_key"}
-    manifest["required_credentials"] = ["api_key"]
+    manifest: dict[str, Any] = {"id": module_id, "name": "Probe", "category": "fitness", "api_url": api}
+    manifest.update(auth_type="api_key", required_credentials=["api_key"])
     files = {"manifest.json": json.dumps(manifest).encode(), "adapter.py": source.encode()}
     folder = layout.version_files(module_id, "v1")
     folder.mkdir(parents=True)

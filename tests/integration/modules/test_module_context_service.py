@@ -154,7 +154,7 @@ def _get(url: str, service: subprocess.Popen[bytes]) -> dict[str, Any]:
     deadline = time.monotonic() + 120
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - a loopback URL we built
+            with urllib.request.urlopen(url, timeout=30) as answer:
                 loaded: dict[str, Any] = json.loads(answer.read())
                 return loaded
         except OSError:

@@ -14,7 +14,6 @@ The battery runs in ``_worker_driver.py``, started as root or dropped to uid 100
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess

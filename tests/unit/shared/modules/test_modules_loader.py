@@ -234,3 +234,38 @@ def test_loading_logs_no_file_contents(layout: ModuleLayout, caplog: pytest.LogC
     loader(layout).adapters()
     assert "importing adapter.py raised ValueError" in caplog.text
     assert "SECRET_MARKER" not in caplog.text
+
+
+#: What the module that escaped the old scan did, written plainly (no scan runs here): read
+#: the host's environment and mark the host's own modules. Issue 20.
+INTRUDER = """
+import os
+import shared.adapters.base as host_module
+from shared.adapters.base import BaseAdapter
+
+host_module.INTRUDER_WAS_HERE = True
+os.environ["INTRUDER_WAS_HERE"] = "1"
+
+
+class Adapter(BaseAdapter[dict]):
+    def fetch_raw(self, config):
+        return [{"pid": os.getpid(), "openai": os.environ.get("OPENAI_API_KEY")}]
+
+    def transform(self, raw):
+        return list(raw)
+"""
+
+
+def test_module_code_never_runs_in_this_process(
+    layout: ModuleLayout, loader: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shared.adapters.base
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret")
+    put_version(layout, "runs", "v1", files(INTRUDER))
+    set_index(layout, {"runs": ("v1", "fitness", True)})
+    (cls,) = loader(layout).adapters()
+    (record,) = cls().fetch({}).data
+    assert record == {"pid": record["pid"], "openai": None} and record["pid"] != os.getpid()
+    assert not hasattr(shared.adapters.base, "INTRUDER_WAS_HERE")
+    assert "INTRUDER_WAS_HERE" not in os.environ
