@@ -27,7 +27,7 @@ from shared.modules.manifest import (
 from shared.modules.runtime import BrokenModuleAdapter, ModuleAdapter
 from shared.modules.signing import Signer
 from shared.modules.vault import CredentialError, CredentialVault
-from shared.modules.worker import ModuleLoadError, ModuleWorker, ModuleWorkers, WorkerCallError, WorkerSpec
+from shared.modules.worker import ModuleLoadError, ModuleWorker, WorkerCallError, WorkerSpec
 from shared.modules.worker_launch import (
     WorkerLauncher,
     WorkerLimits,
@@ -36,6 +36,7 @@ from shared.modules.worker_launch import (
     stage_worker_code,
     worker_site_dirs,
 )
+from shared.modules.worker_pool import ModuleWorkers
 
 __all__ = [
     "CREDENTIALS_BY_AUTH",

@@ -9,7 +9,7 @@ Loading one module version checks, in order: its version record is signed with t
 installation's signing key (only ``install``/``promote`` write such records, after a
 passing validation), its files still hash to the recorded hash, and its manifest is valid
 and names it. Then its ``adapter.py`` is handed to a new worker process
-(:class:`~shared.modules.worker.ModuleWorkers`: the code sandbox, no network, no host
+(:class:`~shared.modules.worker_pool.ModuleWorkers`: the code sandbox, no network, no host
 secrets), which imports it and checks that it defines the manifest's adapter class, a
 ``BaseAdapter``. Module code never runs in this process. A module that fails any step, or
 a store read without workers, is served as a stand-in adapter whose every fetch reports
@@ -35,8 +35,9 @@ from shared.modules.manifest import ManifestError, ModuleManifest
 from shared.modules.runtime import broken_module_class, module_adapter_class
 from shared.modules.signing import Signer
 from shared.modules.vault import CredentialError, CredentialVault
-from shared.modules.worker import ModuleLoadError, ModuleWorker, ModuleWorkers, WorkerSpec
+from shared.modules.worker import ModuleLoadError, ModuleWorker, WorkerSpec
 from shared.modules.worker_launch import WorkerStartError
+from shared.modules.worker_pool import ModuleWorkers
 
 __all__ = ["ModuleAdapters", "ModuleAwareRegistry", "ModuleLoadStatus", "default_key_dir"]
 

@@ -1,7 +1,7 @@
-"""The host's handle on module workers: :class:`ModuleWorkers` starts them, :class:`ModuleWorker`
-supervises one.
+"""The host's handle on one module's worker: :class:`ModuleWorker`.
 
-One long-lived worker process per loaded module (not a process per call). A call writes a
+One long-lived worker process per loaded module (not a process per call), started by
+:class:`~shared.modules.worker_pool.ModuleWorkers`. A call writes a
 ``call`` frame and reads frames until its ``result``, answering the worker's ``http``
 requests in between through the module's :class:`~shared.modules.forwarding.RequestForwarder`,
 all within the call's time limit. A call that runs past it kills the worker (a hung module
@@ -18,28 +18,18 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import shutil
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from shared.module_worker.protocol import PROTOCOL_VERSION, FrameReader, FrameTimeout, ProtocolError, write_frame
 from shared.modules.egress import ModuleEgress
 from shared.modules.forwarding import CallSecrets, RequestForwarder
-from shared.modules.worker_launch import (
-    WORKER_PROGRAM,
-    WorkerLauncher,
-    WorkerLimits,
-    WorkerProcess,
-    WorkerStartError,
-    stage_worker_code,
-    worker_site_dirs,
-)
+from shared.modules.worker_launch import WORKER_PROGRAM, WorkerLauncher, WorkerLimits, WorkerProcess, WorkerStartError
 
-__all__ = ["ModuleLoadError", "ModuleWorker", "ModuleWorkers", "WorkerCallError", "WorkerSpec"]
+__all__ = ["ModuleLoadError", "ModuleWorker", "WorkerCallError", "WorkerSpec"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,23 +91,38 @@ def _clean(text: object) -> str:
 class ModuleWorker:
     """One module's worker process, started on demand and restarted when it dies.
 
-    Made by :meth:`ModuleWorkers.start`; the first start happens there.
+    Usually made by :meth:`~shared.modules.worker_pool.ModuleWorkers.start`, which also
+    starts it the first time.
+
+    Args:
+        spec: The module version it runs.
+        launcher: Starts the process.
+        egress: Sends its HTTP requests.
+        limits: Time limits and restart budget.
+        python_path: Returns the worker's import path.
     """
 
-    def __init__(self, spec: WorkerSpec, workers: ModuleWorkers) -> None:
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        *,
+        launcher: WorkerLauncher,
+        egress: ModuleEgress,
+        limits: WorkerLimits,
+        python_path: Callable[[], list[str]],
+    ) -> None:
         self.spec = spec
-        self._workers = workers
-        self._limits = workers.limits
-        self._forwarder = RequestForwarder(
-            base_url=spec.api_url, egress=workers.egress, max_timeout=workers.limits.http_timeout
-        )
+        self._launcher = launcher
+        self._python_path = python_path
+        self._limits = limits
+        self._forwarder = RequestForwarder(base_url=spec.api_url, egress=egress, max_timeout=limits.http_timeout)
         self._lock = threading.Lock()
         self._process: WorkerProcess | None = None
         self._reader: FrameReader | None = None
         self._stderr = bytearray()
         self._starts: collections.deque[float] = collections.deque()
         self._next_id = 0
-        self._call_limit = workers.limits.call_timeout
+        self._call_limit = limits.call_timeout
         self._stopped = False
         self.overrides: frozenset[str] = frozenset()
         self.worker_pid: int | None = None
@@ -132,13 +137,18 @@ class ModuleWorker:
         """The process id (and group) of the running worker as the host sees it."""
         return self._process.pid if self._process is not None else None
 
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called (the worker will not run again)."""
+        return self._stopped
+
     def alive(self) -> bool:
         """Whether the worker process is running."""
         process = self._process
         return process is not None and process.poll() is None
 
     def start(self) -> None:
-        """Start the worker and load the module (called by :meth:`ModuleWorkers.start`).
+        """Start the worker and load the module.
 
         Raises:
             WorkerStartError: No worker could be started.
@@ -197,7 +207,7 @@ class ModuleWorker:
         self._kill()
         self._starts.append(time.monotonic())
         self.restarts += 1
-        process = self._workers.launcher.launch(program=WORKER_PROGRAM, python_path=self._workers.python_path())
+        process = self._launcher.launch(program=WORKER_PROGRAM, python_path=self._python_path())
         self._process, self._reader = process, FrameReader(process.stdout)
         self._stderr = bytearray()
         os.set_blocking(process.stdin, False)
@@ -330,70 +340,3 @@ class ModuleWorker:
                 return
             tail += chunk
             del tail[:-_STDERR_TAIL]
-
-
-class ModuleWorkers:
-    """Starts module workers: the launcher, the egress and the limits they share.
-
-    Args:
-        launcher: Starts each worker somewhere isolated (the code sandbox).
-        egress: Sends the workers' HTTP requests (the address policy).
-        limits: Time limits and the restart budget.
-        python_path: The worker's import path (default: a private copy of the parts of
-            ``shared`` it needs, then the site folders of pydantic and requests).
-    """
-
-    def __init__(
-        self,
-        *,
-        launcher: WorkerLauncher,
-        egress: ModuleEgress,
-        limits: WorkerLimits | None = None,
-        python_path: Sequence[str] | None = None,
-    ) -> None:
-        self.launcher = launcher
-        self.egress = egress
-        self.limits = limits or WorkerLimits()
-        self._python_path = list(python_path) if python_path is not None else None
-        self._staged: Path | None = None
-        self._lock = threading.Lock()
-        self._workers: list[ModuleWorker] = []
-
-    def __repr__(self) -> str:
-        return f"ModuleWorkers(launcher={self.launcher!r}, egress={self.egress!r})"
-
-    def python_path(self) -> list[str]:
-        """The worker's import path (the private copy of ``shared`` is made on first use)."""
-        with self._lock:
-            if self._python_path is None:
-                self._staged = stage_worker_code()
-                self._python_path = [str(self._staged), *worker_site_dirs()]
-            return list(self._python_path)
-
-    def start(self, spec: WorkerSpec) -> ModuleWorker:
-        """A running worker for ``spec``, its module loaded.
-
-        Raises:
-            WorkerStartError: No worker could be started here.
-            ModuleLoadError: The module's code did not load.
-        """
-        worker = ModuleWorker(spec, self)
-        worker.start()
-        with self._lock:
-            self._workers = [w for w in self._workers if not w._stopped]
-            self._workers.append(worker)
-        return worker
-
-    def close(self) -> None:
-        """Stop every worker started here, remove the private copy, close the launcher."""
-        with self._lock:
-            workers, self._workers = self._workers, []
-            staged, self._staged = self._staged, None
-        for worker in workers:
-            worker.stop()
-        if staged is not None:
-            shutil.rmtree(staged, ignore_errors=True)
-            self._python_path = None
-        close = getattr(self.launcher, "close", None)
-        if callable(close):
-            close()
