@@ -34,6 +34,8 @@ __all__ = ["ModuleLoadError", "ModuleWorker", "WorkerCallError", "WorkerSpec"]
 logger = logging.getLogger(__name__)
 
 _STDERR_TAIL = 8192
+#: Seconds to wait for a process whose pipe closed to be seen as ended (for its exit reason).
+_EXIT_GRACE = 2.0
 _MAX_REASON = 300
 #: Why a call failed: the module raised, it ran out of time, its worker died or is refused.
 FailureKind = Literal["module", "timeout", "crashed", "unavailable"]
@@ -308,8 +310,7 @@ class ModuleWorker:
 
     def _fail(self, kind: Literal["timeout", "crashed"], why: str, *, starting: bool = False) -> NoReturn:
         """Kill the worker and raise the matching error."""
-        process = self._process
-        ended = process.exit_reason() if process is not None and process.poll() is not None else ""
+        ended = self._exit_reason() if kind == "crashed" and not why else ""
         self._kill()
         module = self.spec.module_id
         if kind == "timeout":
@@ -323,6 +324,16 @@ class ModuleWorker:
         if starting:
             raise WorkerStartError(message.replace(f"the module {module}'s worker stopped", "the worker stopped"))
         raise WorkerCallError(kind, message)
+
+    def _exit_reason(self) -> str:
+        """Why the process ended, once it has (its pipe closes a moment before it exits)."""
+        process = self._process
+        if process is None:
+            return ""
+        deadline = time.monotonic() + _EXIT_GRACE
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return process.exit_reason() if process.poll() is not None else ""
 
     def _kill(self) -> None:
         process, self._process, self._reader = self._process, None, None

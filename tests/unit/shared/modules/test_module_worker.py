@@ -312,3 +312,11 @@ def test_a_worker_exits_when_its_host_dies_even_in_a_hung_call(tmp_path: Path) -
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(worker_pid, signal.SIGKILL)
+
+
+def test_a_launcher_that_refuses_says_why() -> None:
+    refusing = ModuleWorkers(launcher=ScriptLauncher("import sys\nsys.exit(126)\n"), egress=NoEgress(), python_path=[])
+    with pytest.raises(WorkerStartError) as caught:
+        refusing.start(spec())
+    assert str(caught.value) == "the worker stopped (exit status 126)"
+    refusing.close()
