@@ -319,8 +319,13 @@ class ModuleWorker:
         else:
             message = f"the module {module}'s worker stopped" + (f" ({why or ended})" if why or ended else "")
         logger.warning("module %s (%s): %s", module, self.spec.version_id, message)
-        if self._stderr:
-            logger.debug("module %s worker stderr: %s", module, self._stderr.decode("utf-8", "replace"))
+        if self._stderr:  # no secret reaches a worker; at start it says what is missing (an import...)
+            logger.log(
+                logging.WARNING if starting else logging.DEBUG,
+                "module %s worker stderr: %s",
+                module,
+                self._stderr.decode("utf-8", "replace")[-2000:],
+            )
         if starting:
             raise WorkerStartError(message.replace(f"the module {module}'s worker stopped", "the worker stopped"))
         raise WorkerCallError(kind, message)
