@@ -363,13 +363,15 @@ class OrchestratorService:
     def _register_modules(self) -> None:
         """``module_pipeline`` and ``module_admin`` (plus their 17 old names) over the module
         store in ``data_dir/modules``; the tests of modules run in a sandbox that hides the
-        data directory; ``repair`` asks this service's model."""
+        data directory, and so do the enabled modules (each in its own worker, for
+        ``normalize_for_tools``; this process never fetches their data, so their HTTP is
+        refused); ``repair`` asks this service's model."""
         try:
             import cryptography  # noqa: F401 - the modules extra
 
-            from shared.modules import KeyFileError, ModuleKeys
+            from shared.modules import KeyFileError, ModuleKeys, NoEgress
             from tools.builtin.code_executor import LocalSandbox
-            from tools.builtin.modules import ModuleToolkit
+            from tools.builtin.modules import ModuleToolkit, sandboxed_workers
         except ImportError as exc:
             self._skip("module_pipeline", f"{exc}; install the modules extra: pip install -e '.[modules]'")
             return
@@ -384,9 +386,12 @@ class OrchestratorService:
             raise ServiceConfigError(f"module keys: {exc}") from None
         sandbox = LocalSandbox(hidden_dirs=[data_dir])
         self._closers.append(sandbox.close)
+        workers = sandboxed_workers(hidden_dirs=[data_dir], egress=NoEgress("modules fetch in the context service"))
+        self._closers.append(workers.close)
         toolkit = ModuleToolkit.create(
-            data_dir / "modules", keys=keys, sandbox=sandbox, llm_gateway=_ServiceModel(self)
+            data_dir / "modules", keys=keys, sandbox=sandbox, workers=workers, llm_gateway=_ServiceModel(self)
         )
+        self._closers.append(toolkit.adapters.close)
         toolkit.register(self.registry)
         self._module_adapters = toolkit.adapters
 

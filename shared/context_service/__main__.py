@@ -7,6 +7,11 @@ Startup order: the config is loaded and checked (unknown time zones, adapters or
 are errors here, not at the first request), then the port is bound (a port in use is one
 clear error), then the sources are read in the background, one log line each.
 
+Modules (``--modules-dir``) run only in sandboxed worker processes, which the tool layer
+starts (``shared`` does not import it): serve them with
+``python -m tools.builtin.modules.context_service`` (the same arguments), which passes
+``main`` its ``module_workers`` factory. Without one, ``--modules-dir`` is refused.
+
 Exit codes: 0 stopped normally; 2 configuration or startup error (bad config, missing API
 key, port unavailable), with one ``error:`` line per problem and no traceback.
 """
@@ -19,10 +24,16 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from shared.modules import ModuleWorkers
 
 EXIT_CONFIG = 2
+#: Builds the module workers: (store folder, key folder, hosts the operator allows) -> workers.
+WorkersFactory = Callable[[Path, Path, Sequence[str]], "ModuleWorkers"]
 
 
 def _port(text: str) -> int:
@@ -47,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-warm-up", action="store_true", help="do not read the sources at startup")
     parser.add_argument("--modules-dir", default=None, help="serve the enabled modules of this module store")
+    parser.add_argument(
+        "--module-allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a host modules may reach even on loopback or a private network (repeatable)",
+    )
     return parser
 
 
@@ -100,8 +118,16 @@ def main(
     environ: Mapping[str, str] | None = None,
     *,
     stderr: TextIO | None = None,
+    module_workers: WorkersFactory | None = None,
 ) -> int:
-    """Parse arguments, load and check the config, bind the port and serve until interrupted."""
+    """Parse arguments, load and check the config, bind the port and serve until interrupted.
+
+    Args:
+        argv: The arguments (default ``sys.argv[1:]``).
+        environ: The environment (default ``os.environ``).
+        stderr: Where ``error:`` lines go.
+        module_workers: Starts the module workers (needed for ``--modules-dir``).
+    """
     args = build_parser().parse_args(argv)
     env = os.environ if environ is None else environ
     err = stderr or sys.stderr
@@ -111,14 +137,17 @@ def main(
         from shared.context_service.app import create_app
     except ImportError as exc:
         return _fail(err, f"the context service needs the 'context' extra: pip install -e '.[context]' ({exc})")
+    closers: list[Callable[[], None]] = []
     try:
-        config, api_key, aggregator = _setup(args, env)
+        config, api_key, aggregator = _setup(args, env, module_workers, closers)
     except _SetupError as exc:
+        _close(closers)
         return _fail(err, *exc.lines)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
         aggregator.close()
+        _close(closers)
         return _fail(err, str(exc))
     _configure_logging(args.log_level, err)
     port = sock.getsockname()[1]
@@ -130,14 +159,29 @@ def main(
         port,
         ", ".join(config.users) or "none",
     )
-    app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up)
+    # Workers are stopped when the app shuts down: uvicorn re-raises SIGTERM once it has.
+    app = create_app(aggregator, api_key=api_key, warm_up=not args.no_warm_up, on_shutdown=[lambda: _close(closers)])
     server: Any = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, access_log=False))
-    with sock:
-        server.run(sockets=[sock])
+    try:
+        with sock:
+            server.run(sockets=[sock])
+    finally:
+        _close(closers)
     return 0
 
 
-def _setup(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Any, str | None, Any]:
+def _close(closers: list[Callable[[], None]]) -> None:
+    """Run and forget ``closers``, last added first."""
+    while closers:
+        closers.pop()()
+
+
+def _setup(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    module_workers: WorkersFactory | None,
+    closers: list[Callable[[], None]],
+) -> tuple[Any, str | None, Any]:
     """The config, the API key and a checked aggregator; every problem before serving."""
     from shared.context_service.aggregator import ContextAggregator
     from shared.context_service.config import ConfigError, load_config
@@ -151,7 +195,7 @@ def _setup(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[Any, str |
     if key_env and not api_key:
         raise _SetupError(f"config: environment variable {key_env} (the API key) is not set")
     try:
-        modules = _modules(args.modules_dir, env)
+        modules = _modules(args, env, module_workers, closers)
     except ValueError as exc:  # KeyFileError: an unusable module key
         raise _SetupError(f"config: {exc}") from None
     aggregator = ContextAggregator(config, modules=modules)
@@ -169,19 +213,34 @@ def _configure_logging(level: str, stream: TextIO) -> None:
     logging.getLogger("shared").setLevel(level.upper())
 
 
-def _modules(folder: str | None, env: Mapping[str, str]) -> Any:
-    """The enabled modules of ``folder`` (keys from the environment or the key files)."""
-    if not folder:
+def _modules(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    module_workers: WorkersFactory | None,
+    closers: list[Callable[[], None]],
+) -> Any:
+    """The enabled modules of ``--modules-dir`` (keys from the environment or the key
+    files), each run by a worker from ``module_workers``."""
+    if not args.modules_dir:
         return None
-    from pathlib import Path
+    if module_workers is None:
+        raise _SetupError(
+            "--modules-dir: modules run only in sandboxed worker processes, which this entry point cannot "
+            "start; serve them with 'python -m tools.builtin.modules.context_service' and the same arguments"
+        )
+    from shared.modules import ModuleAdapters, default_key_dir
 
-    from shared.modules import ModuleAdapters
-
-    return ModuleAdapters.from_store(
-        Path(folder),
+    folder = Path(args.modules_dir)
+    workers = module_workers(folder, default_key_dir(folder), tuple(args.module_allow_host))
+    closers.append(workers.close)
+    modules = ModuleAdapters.from_store(
+        folder,
         credentials_key=env.get("TOOLDECK_MODULE_CREDENTIALS_KEY"),
         signing_key=env.get("TOOLDECK_MODULE_SIGNING_KEY"),
+        workers=workers,
     )
+    closers.append(modules.close)
+    return modules
 
 
 if __name__ == "__main__":

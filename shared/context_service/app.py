@@ -16,7 +16,7 @@ with a message that names them; an unknown user gets 404; an unexpected error ge
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -36,7 +36,13 @@ def _json(body: Any, status_code: int = 200) -> Response:
     return Response(content=to_json(body), status_code=status_code, media_type="application/json")
 
 
-def create_app(aggregator: ContextAggregator, *, api_key: str | None = None, warm_up: bool = False) -> FastAPI:
+def create_app(
+    aggregator: ContextAggregator,
+    *,
+    api_key: str | None = None,
+    warm_up: bool = False,
+    on_shutdown: Sequence[Callable[[], None]] = (),
+) -> FastAPI:
     """Build the ASGI app around ``aggregator``.
 
     Args:
@@ -44,6 +50,8 @@ def create_app(aggregator: ContextAggregator, *, api_key: str | None = None, war
         api_key: When set, required in the ``X-API-Key`` header (never logged or echoed).
         warm_up: Read every source in the background at startup
             (:meth:`ContextAggregator.warm_up`).
+        on_shutdown: Called (in order) after the aggregator is closed, when the server
+            shuts down: e.g. stopping the module workers.
     """
 
     @asynccontextmanager
@@ -52,6 +60,8 @@ def create_app(aggregator: ContextAggregator, *, api_key: str | None = None, war
             aggregator.warm_up()
         yield
         aggregator.close()
+        for close in on_shutdown:
+            close()
 
     app = FastAPI(
         lifespan=lifespan,

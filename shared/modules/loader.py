@@ -1,4 +1,4 @@
-"""``ModuleAdapters``: the enabled modules of a store, loaded as adapter classes.
+"""``ModuleAdapters``: the enabled modules of a store, each running in its own worker.
 
 The context service (and the orchestrator's context bridge, for ``normalize_for_tools``)
 asks for the adapters on every request; the store's ``index.json`` is checked each time
@@ -7,24 +7,23 @@ rolling back a module takes effect without a restart, across processes.
 
 Loading one module version checks, in order: its version record is signed with this
 installation's signing key (only ``install``/``promote`` write such records, after a
-passing validation), its files still hash to the recorded hash, its manifest is valid and
-names it, and ``adapter.py`` defines the manifest's adapter class, a ``BaseAdapter``.
-A module that fails any step is not run: it is served as a stand-in adapter whose every
-fetch reports the reason, so its category says what is wrong and nothing crashes.
+passing validation), its files still hash to the recorded hash, and its manifest is valid
+and names it. Then its ``adapter.py`` is handed to a new worker process
+(:class:`~shared.modules.worker_pool.ModuleWorkers`: the code sandbox, no network, no host
+secrets), which imports it and checks that it defines the manifest's adapter class, a
+``BaseAdapter``. Module code never runs in this process. A module that fails any step, or
+a store read without workers, is served as a stand-in adapter whose every fetch reports
+the reason, so its category says what is wrong and nothing crashes.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import logging
 import os
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from shared.adapters.base import BaseAdapter
@@ -36,12 +35,20 @@ from shared.modules.manifest import ManifestError, ModuleManifest
 from shared.modules.runtime import broken_module_class, module_adapter_class
 from shared.modules.signing import Signer
 from shared.modules.vault import CredentialError, CredentialVault
+from shared.modules.worker import ModuleLoadError, ModuleWorker, WorkerSpec
+from shared.modules.worker_launch import WorkerStartError
+from shared.modules.worker_pool import ModuleWorkers
 
 __all__ = ["ModuleAdapters", "ModuleAwareRegistry", "ModuleLoadStatus", "default_key_dir"]
 
 logger = logging.getLogger(__name__)
 
 AdapterClass = type[BaseAdapter[Any]]
+#: Why modules are not run when the store is read without workers.
+NO_WORKERS = (
+    "modules run only in a sandboxed worker process, and this process was given none "
+    "(ModuleAdapters(workers=...); see docs/modules.md, 'The boundary')"
+)
 
 
 def default_key_dir(store_root: Path) -> Path:
@@ -82,7 +89,7 @@ class ModuleLoadStatus:
 class _Entry:
     status: ModuleLoadStatus
     cls: AdapterClass
-    import_name: str | None
+    worker: ModuleWorker | None
 
 
 class _LoadProblem(Exception):
@@ -97,12 +104,23 @@ class ModuleAdapters:
         signer: Verifies version records (the store's signing key).
         vault: Decrypts credentials when a module runs (None: modules that need
             credentials report that they cannot read them).
+        workers: Starts each module's worker process (None: no module runs; each is
+            served as a stand-in that says so). Closing this object stops its workers;
+            closing ``workers`` is the caller's business.
     """
 
-    def __init__(self, layout: ModuleLayout, *, signer: Signer, vault: CredentialVault | None = None) -> None:
+    def __init__(
+        self,
+        layout: ModuleLayout,
+        *,
+        signer: Signer,
+        vault: CredentialVault | None = None,
+        workers: ModuleWorkers | None = None,
+    ) -> None:
         self._layout = layout
         self._signer = signer
         self._vault = vault
+        self._workers = workers
         self._lock = threading.RLock()
         self._stamp: tuple[int, int, int] | None = None
         self._checked = False
@@ -116,8 +134,10 @@ class ModuleAdapters:
         key_dir: Path | None = None,
         credentials_key: str | None = None,
         signing_key: str | None = None,
+        workers: ModuleWorkers | None = None,
     ) -> ModuleAdapters:
-        """The enabled modules of the store in ``root``, with its keys (see :class:`ModuleKeys`).
+        """The enabled modules of the store in ``root``, with its keys (see :class:`ModuleKeys`),
+        run by ``workers``.
 
         Raises:
             KeyFileError: A key is unusable.
@@ -130,7 +150,7 @@ class ModuleAdapters:
         except ImportError:
             logger.warning("modules that need credentials cannot run: install the 'modules' extra")
             vault = None
-        return cls(ModuleLayout(root), signer=Signer(keys.signing), vault=vault)
+        return cls(ModuleLayout(root), signer=Signer(keys.signing), vault=vault, workers=workers)
 
     def __repr__(self) -> str:
         return f"ModuleAdapters({self._layout!r})"
@@ -167,8 +187,15 @@ class ModuleAdapters:
         """A registry showing ``base``'s adapters and, live, the enabled modules."""
         return ModuleAwareRegistry(base, self)
 
+    def worker(self, module_id: str) -> ModuleWorker | None:
+        """The worker running ``module_id``, or None when it is not loaded."""
+        self.refresh()
+        with self._lock:
+            entry = self._entries.get(module_id)
+            return entry.worker if entry is not None else None
+
     def close(self) -> None:
-        """Unload every module (their imported code is dropped from ``sys.modules``)."""
+        """Unload every module (their workers are stopped)."""
         with self._lock:
             for module_id in list(self._entries):
                 self._unload(module_id)
@@ -207,29 +234,25 @@ class ModuleAdapters:
 
     def _unload(self, module_id: str) -> None:
         entry = self._entries.pop(module_id)
-        if entry.import_name is not None:
-            sys.modules.pop(entry.import_name, None)
+        if entry.worker is not None:
+            entry.worker.stop()
         logger.info("module %s (%s) unloaded", module_id, entry.status.version_id)
 
     def _load(self, module_id: str, version_id: str, category: str) -> _Entry:
         try:
             manifest, source = self._verified(module_id, version_id)
-            import_name = f"tooldeck_module_{module_id}_{version_id}_{os.urandom(4).hex()}"
-            module = _import(import_name, source, f"<module {module_id} {version_id}>/adapter.py")
-            inner = getattr(module, manifest.adapter_class, None)
-            if not (inspect.isclass(inner) and issubclass(inner, BaseAdapter)) or inspect.isabstract(inner):
-                sys.modules.pop(import_name, None)
-                raise _LoadProblem(f"adapter.py has no concrete BaseAdapter subclass named {manifest.adapter_class!r}")
-        except (_LoadProblem, StoreError, UnsafePathError, ManifestError) as exc:
+            if self._workers is None:
+                raise _LoadProblem(NO_WORKERS)
+            spec = WorkerSpec(module_id, version_id, source, manifest.adapter_class, manifest.api_url)
+            worker = self._workers.start(spec)
+        except (_LoadProblem, StoreError, UnsafePathError, ManifestError, ModuleLoadError) as exc:
             reason = str(exc)
-        except SyntaxError as exc:
-            reason = f"adapter.py line {exc.lineno}: syntax error"
-        except Exception as exc:  # the module's top-level code raised
-            reason = f"importing adapter.py raised {type(exc).__name__}"
+        except WorkerStartError as exc:
+            reason = f"its worker could not start: {exc}"
         else:
-            cls = module_adapter_class(manifest, version_id, inner, lambda: self._credentials(module_id))
+            cls = module_adapter_class(manifest, version_id, worker, lambda: self._credentials(module_id))
             logger.info("module %s (%s) loaded for %s", module_id, version_id, manifest.category)
-            return _Entry(ModuleLoadStatus(module_id, version_id, manifest.category, True), cls, import_name)
+            return _Entry(ModuleLoadStatus(module_id, version_id, manifest.category, True), cls, worker)
         logger.warning("module %s (%s) not loaded: %s", module_id, version_id, reason)
         status = ModuleLoadStatus(module_id, version_id, category, False, reason)
         return _Entry(status, broken_module_class(module_id, category, reason), None)
@@ -269,27 +292,6 @@ class ModuleAdapters:
                 "the context service the module keys"
             )
         return self._vault.open(token)
-
-
-def _import(name: str, source: str, filename: str) -> ModuleType:
-    """Run verified module source as a fresh module named ``name``.
-
-    The source was validated (static scan, sandboxed tests), attested, and its hash was
-    just checked against the signed version record: this is the step that trusts it.
-    """
-    spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
-    if spec is None:  # pragma: no cover - spec_from_loader always returns a spec here
-        raise _LoadProblem("cannot create a module")
-    module = importlib.util.module_from_spec(spec)
-    module.__file__ = filename
-    sys.modules[name] = module  # dataclasses and pydantic resolve annotations through it
-    try:
-        code = compile(source, filename, "exec", dont_inherit=True)
-        exec(code, module.__dict__)  # noqa: S102 - verified module code, see the docstring
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
 
 
 class ModuleAwareRegistry(AdapterRegistry):

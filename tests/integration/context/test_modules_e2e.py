@@ -9,7 +9,9 @@ the real API is promoted, and rollback_version restores the working version.
 
 The module's tests run in the real sandbox when it has workspace support (the pipeline
 branch), else that variant is skipped; the other variant runs the same harness in
-``SubprocessSandbox``, the workspace contract as a plain subprocess.
+``SubprocessSandbox``, the workspace contract as a plain subprocess. The enabled module
+runs in sandboxed workers in both variants: one in the context service (its HTTP sent by
+the host, 127.0.0.1 allowed by the operator) and one on the tool side (``normalize_for_tools``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from typing import Any
 import pytest
 
 from shared.adapters import AdapterRegistry
-from shared.modules import ModuleAdapters
+from shared.modules import ModuleAdapters, ModuleWorkers, NoEgress
 from tests.unit.tools.builtin.modules.support import RUNS_ADAPTER, SubprocessSandbox, runs_test
 from tools import LocalToolRegistry
 from tools.builtin.code_executor import LocalSandbox
 from tools.builtin.context_bridge import ContextBridge
-from tools.builtin.modules import SANDBOX_NEEDS_WORKSPACE, ModuleToolkit, workspace_supported
+from tools.builtin.modules import SANDBOX_NEEDS_WORKSPACE, ModuleToolkit, sandboxed_workers, workspace_supported
 from tools.builtin.user_context import UserContextTool
 
 API_KEY = "runs-key-5f4e3d2c1b"
@@ -90,16 +92,27 @@ def sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     real.close()
 
 
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[tuple[ModuleWorkers, ModuleWorkers]]:
+    """Sandboxed workers for the tool side (no HTTP) and for the context service."""
+    tool_side = sandboxed_workers(hidden_dirs=[tmp_path], egress=NoEgress())
+    service_side = sandboxed_workers(hidden_dirs=[tmp_path], allow_hosts=["127.0.0.1"])
+    yield tool_side, service_side
+    tool_side.close()
+    service_side.close()
+
+
 def test_a_module_from_build_to_user_context_and_back_by_rollback(
     tmp_path: Path,
     sandbox: Any,
+    workers: tuple[ModuleWorkers, ModuleWorkers],
     runs_api: _RunsServer,
     start_service: Callable[..., Any],
 ) -> None:
     from shared.modules import ModuleKeys
 
     keys = ModuleKeys.load(tmp_path / "module-keys")
-    kit = ModuleToolkit.create(tmp_path / "modules", keys=keys, sandbox=sandbox)
+    kit = ModuleToolkit.create(tmp_path / "modules", keys=keys, sandbox=sandbox, workers=workers[0])
     tools = LocalToolRegistry()
     kit.register(tools)
     api_url = f"http://127.0.0.1:{runs_api.server_address[1]}/api/runs"
@@ -142,7 +155,7 @@ def test_a_module_from_build_to_user_context_and_back_by_rollback(
     assert call("module_admin", action="store_credentials", module_id=module_id, api_key=API_KEY)["missing"] == []
 
     # the context service (its own loader over the same store and keys), and user_context
-    served = ModuleAdapters.from_store(tmp_path / "modules", key_dir=tmp_path / "module-keys")
+    served = ModuleAdapters.from_store(tmp_path / "modules", key_dir=tmp_path / "module-keys", workers=workers[1])
     service = start_service({"users": {"default": {"timezone": "UTC"}}}, api_key=SERVICE_KEY, modules=served)
     bridge = ContextBridge(
         service.url,
@@ -194,3 +207,4 @@ def test_a_module_from_build_to_user_context_and_back_by_rollback(
     call("module_admin", action="disable", module_id=module_id)
     assert fitness()["status"] == "not_configured"
     served.close()
+    kit.adapters.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from shared.modules import ModuleAdapters
+from tests.unit.shared.modules.worker_support import subprocess_workers
 from tests.unit.tools.builtin.modules.support import RUNS_ADAPTER, attestation_of, make_toolkit, registry_for
 from tools import LocalToolRegistry
 from tools.builtin.modules import ModuleToolkit
@@ -107,10 +108,14 @@ def _validated_draft(registry: LocalToolRegistry, marker: str) -> str:
 
 def _serves(kit: ModuleToolkit, version: str) -> None:
     """A fresh loader (a context service starting now) loads ``version`` and nothing else."""
-    loader = ModuleAdapters(kit.store.layout, signer=kit.versions._signer)
-    (status,) = loader.statuses()
-    assert (status.version_id, status.loaded, status.reason) == (version, True, None)
-    loader.close()
+    workers = subprocess_workers()
+    loader = ModuleAdapters(kit.store.layout, signer=kit.versions._signer, workers=workers)
+    try:
+        (status,) = loader.statuses()
+        assert (status.version_id, status.loaded, status.reason) == (version, True, None)
+    finally:
+        loader.close()
+        workers.close()
 
 
 @pytest.mark.parametrize("point", ["mid-snapshot", "snapshot-rename", "index"])

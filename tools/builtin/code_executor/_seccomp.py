@@ -127,12 +127,14 @@ def _export(lib: ctypes.CDLL, ctx: int) -> bytes:
             os.close(write_fd)
 
 
-def compile_filter(*, allow_network: bool = False) -> bytes:
+def compile_filter(*, allow_network: bool = False, deny_sockets: bool = False) -> bytes:
     """The filter as a ``struct sock_filter`` array (8 bytes per instruction).
 
     Args:
         allow_network: Leave ``socket`` alone (for a sandbox that shares the host's
             network on purpose); otherwise only ``AF_UNIX`` sockets can be created.
+        deny_sockets: No ``socket`` of any family, ``AF_UNIX`` included (for a program
+            that talks only over the pipes it was given, such as a module worker).
 
     Raises:
         SeccompUnavailableError: libseccomp is missing or refused a rule.
@@ -144,7 +146,9 @@ def compile_filter(*, allow_network: bool = False) -> bytes:
         for name in NOT_IMPLEMENTED:
             _rule(lib, ctx, _errno_action(errno.ENOSYS), name)
         _rule(lib, ctx, _errno_action(errno.EPERM), "clone", (0, _CMP_MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
-        if not allow_network:
+        if deny_sockets:
+            _rule(lib, ctx, _errno_action(errno.EPERM), "socket")
+        elif not allow_network:
             _rule(lib, ctx, _errno_action(errno.EAFNOSUPPORT), "socket", (0, _CMP_NE, _AF_UNIX, 0))
         program = _export(lib, ctx)
     if not program or len(program) % 8:

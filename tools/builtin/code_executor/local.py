@@ -66,6 +66,9 @@ _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": 
 _MIB = 1024 * 1024
 
 Launcher = Literal["auto", "bwrap", "namespaces"]
+#: How to start a launcher: argv, descriptors it inherits, its status pipe, environment,
+#: ``subprocess.Popen`` keywords for the user it runs as.
+Launch = tuple[list[str], list[int], int, dict[str, str], dict[str, Any]]
 #: The namespaces launcher's short names for what it could not set up.
 _MISSING = {
     "net": "a network namespace",
@@ -472,17 +475,34 @@ class LocalSandbox:
     def _run_bwrap(
         self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
     ) -> tuple[Outcome, Capture]:
+        argv, fds, status_r, env, user = self._bwrap_launch(command, workdir, language, run_plan)
+        capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
+        outcome = from_bwrap(
+            capture,
+            returncode,
+            network=self._isolate_network,
+            filesystem=self._isolate_filesystem,
+            seccomp=self._seccomp_program is not None,
+        )
+        return outcome, capture
+
+    def _bwrap_launch(
+        self, command: list[str], workdir: Path, language: str, run_plan: RunPlan, seccomp: bytes | None = None
+    ) -> Launch:
+        """bwrap's argv, the descriptors it inherits, its status pipe, environment and user
+        (``seccomp``: a filter to load instead of the sandbox's own)."""
         bwrap, prlimit = self._bwrap or "bwrap", self._prlimit or "prlimit"  # both found by the probe
         inner = [*_bwrap.prlimit_argv(prlimit, self._rlimits(language)), *command]
+        program_filter = seccomp if seccomp is not None else self._seccomp_program
         fds: list[int] = []
         try:
             program_fd = os.open(command[-1], os.O_RDONLY | os.O_CLOEXEC)
             fds.append(program_fd)
             seccomp_fd = None
-            if self._seccomp_program is not None:
+            if program_filter is not None:
                 seccomp_fd = os.memfd_create("tooldeck-seccomp")
                 fds.append(seccomp_fd)
-                os.write(seccomp_fd, self._seccomp_program)
+                os.write(seccomp_fd, program_filter)
                 os.lseek(seccomp_fd, 0, os.SEEK_SET)
             status_r, status_w = os.pipe()
             fds.append(status_w)
@@ -499,19 +519,20 @@ class LocalSandbox:
         )  # fmt: skip
         user = {"user": self._uid, "group": self._uid, "extra_groups": []} if self._uid is not None else {}
         env = run_plan.environment(self._env(workdir), language)
-        capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
-        outcome = from_bwrap(
-            capture,
-            returncode,
-            network=self._isolate_network,
-            filesystem=self._isolate_filesystem,
-            seccomp=self._seccomp_program is not None,
-        )
-        return outcome, capture
+        return argv, fds, status_r, env, user
 
     def _run_launcher(
         self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
     ) -> tuple[Outcome, Capture]:
+        argv, fds, status_r, env, _ = self._launcher_launch(command, workdir, language, run_plan)
+        spawn = self._spawn(argv, workdir, deadline)
+        capture, returncode = spawn.run(status_r, fds, env=env)
+        return from_launcher(capture, returncode, isolate_fs=self._isolate_filesystem), capture
+
+    def _launcher_launch(
+        self, command: list[str], workdir: Path, language: str, run_plan: RunPlan, seccomp: bytes | None = None
+    ) -> Launch:
+        """Like :meth:`_bwrap_launch`, for the namespaces launcher."""
         status_r, status_w = os.pipe()
         config: dict[str, Any] = {
             "argv": command,
@@ -530,13 +551,11 @@ class LocalSandbox:
             "scratch": [list(item) for item in self._layout.scratch],
             "hidden": list(self._layout.hidden),
             "reveal": list(self._layout.reveal),
-            "seccomp": self._seccomp_program,
+            "seccomp": seccomp if seccomp is not None else self._seccomp_program,
             "status_fd": status_w,
         }
         argv = [*self._launcher_argv, marshal.dumps(config).hex()]
-        spawn = self._spawn(argv, workdir, deadline)
-        capture, returncode = spawn.run(status_r, [status_w], env={"LANG": "C.UTF-8"})
-        return from_launcher(capture, returncode, isolate_fs=self._isolate_filesystem), capture
+        return argv, [status_w], status_r, {"LANG": "C.UTF-8"}, {}
 
     # -- one process --------------------------------------------------------------------
 

@@ -4,9 +4,10 @@ A module is a data-source adapter (``shared.adapters``) with a manifest and test
 model creates one with :class:`ModulePipelineTool` (``module_pipeline``: ``build``,
 ``write_code``, ``repair``, ``validate``, ``install``, ``uninstall``) and manages it with
 :class:`ModuleAdminTool` (``module_admin``: ``list``, ``enable``, ``disable``,
-``store_credentials``, drafts and versions). The context service loads enabled modules
-(``shared.modules.ModuleAdapters``) and ``user_context`` serves their data. See
-``docs/modules.md``.
+``store_credentials``, drafts and versions). The context service serves enabled modules
+(``shared.modules.ModuleAdapters``) and ``user_context`` shows their data; each module runs
+in its own sandboxed worker process (:func:`sandboxed_workers`), its HTTP sent by the host
+through the web tool's address policy (:class:`PolicyEgress`). See ``docs/modules.md``.
 """
 
 from tools.builtin.modules.admin import ModuleAdminTool, StoreCredentialsRequest
@@ -19,6 +20,7 @@ from tools.builtin.modules.aliases import (
 )
 from tools.builtin.modules.credentials import CredentialStore
 from tools.builtin.modules.drafts import DraftInfo, DraftManager
+from tools.builtin.modules.egress import PolicyEgress
 from tools.builtin.modules.pipeline import (
     BuildRequest,
     Category,
@@ -41,11 +43,13 @@ from tools.builtin.modules.store import ModuleStore
 from tools.builtin.modules.toolkit import ModuleToolkit
 from tools.builtin.modules.validation import ModuleValidator
 from tools.builtin.modules.versions import VersionManager
+from tools.builtin.modules.workers import WORKER_SANDBOX_LIMITS, SandboxWorkerLauncher, sandboxed_workers
 
 __all__ = [
     "ALLOWED_IMPORTS",
     "MODULE_ALIASES",
     "SANDBOX_NEEDS_WORKSPACE",
+    "WORKER_SANDBOX_LIMITS",
     "Attestation",
     "BuildRequest",
     "Category",
@@ -64,7 +68,9 @@ __all__ = [
     "ModuleTestRunner",
     "ModuleToolkit",
     "ModuleValidator",
+    "PolicyEgress",
     "SandboxTestRunner",
+    "SandboxWorkerLauncher",
     "StaticScanner",
     "StoreCredentialsRequest",
     "TestRun",
@@ -74,5 +80,6 @@ __all__ = [
     "default_python_path",
     "module_alias_tools",
     "register_module_aliases",
+    "sandboxed_workers",
     "workspace_supported",
 ]

@@ -17,7 +17,6 @@ ALLOWED_IMPORTS: frozenset[str] = frozenset(
         "decimal",
         "enum",
         "fractions",
-        "functools",
         "hashlib",
         "hmac",
         "html",
@@ -25,7 +24,6 @@ ALLOWED_IMPORTS: frozenset[str] = frozenset(
         "json",
         "math",
         "numbers",
-        "operator",
         "pydantic",
         "re",
         "requests",
@@ -65,6 +63,11 @@ IMPORT_REASONS = {
     "builtins": "modules may not reach the interpreter's internals",
     "inspect": "modules may not reach the interpreter's internals",
     "gc": "modules may not reach the interpreter's internals",
+    "operator": "attrgetter/methodcaller reach attributes by name, past this scan; write obj.name",
+    "functools": "partial/reduce hide what is called from this scan; write the call out",
+    "code": "modules may not run code interactively",
+    "codeop": "modules may not compile code",
+    "types": "modules may not build functions or code objects",
     "pathlib": "modules may not touch files; data comes from the API",
     "shutil": "modules may not touch files; data comes from the API",
     "io": "modules may not touch files; data comes from the API",
@@ -102,6 +105,8 @@ FORBIDDEN_NAMES = {
 }
 ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__post_init__", "__repr__", "__str__"})
 ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__file__", "__annotations__"})
+#: Dunders a string constant may hold (``if __name__ == "__main__"``).
+ALLOWED_STRING_DUNDERS = ALLOWED_DUNDERS | ALLOWED_DUNDER_NAMES | {"__main__"}
 #: Attribute names that reach the interpreter, other modules or an HTTP transport.
 FORBIDDEN_ATTRS = frozenset(
     {
@@ -151,8 +156,19 @@ FORBIDDEN_ATTRS = frozenset(
         "inspect",
         "gc",
         "tempfile",
+        "operator",
+        "functools",
+        "codeop",
     }
 )
+#: Attribute names refused inside string constants only when part of a dotted path
+#: (``"logging.os"``): alone they are common data keys and words (``"os"``, ``"modules"``).
+STRING_PATH_ONLY = frozenset(
+    {"modules", "adapters", "mount", "proxies", "os", "sys", "socket", "logging", "threading", "gc"}
+)
+#: Identifier-like tokens in a string (dotted paths are split on the dots).
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+DUNDER = re.compile(r"__[A-Za-z0-9_]+?__")
 #: What a module may use from ``requests``: exceptions and types, never a request.
 REQUESTS_OK = frozenset(
     {

@@ -6,16 +6,20 @@ for: imports outside an allowlist (``os``, ``subprocess``, ``socket``, ``ctypes`
 files (``eval``, ``exec``, ``compile``, ``__import__``, ``open``, ``globals``...), dunder
 attributes (``__class__``, ``__globals__``, ``__subclasses__``...) and the attributes that
 reach an interpreter or a transport (``mro``, ``f_globals``, ``poolmanager``,
-``get_adapter``...), ``getattr``/``setattr`` with a computed name, format strings that
-reach attributes, direct HTTP through ``requests`` (modules must use
-``self.http_session()``, which the loader confines to the manifest's ``api_url``) and URL
-literals outside that base URL. It also checks the file set: a valid manifest with an
-``api_url``, ``adapter.py`` defining the manifest's adapter class, and at least one test.
+``get_adapter``...), also when a string constant names them (``"__globals__"``,
+``"f_globals"``, ``"logging.os"``: strings reach attributes through ``getattr``,
+``operator.attrgetter`` or format strings), ``getattr``/``setattr`` with a computed name,
+format strings that reach attributes, direct HTTP through ``requests`` (modules must use
+``self.http_session()``) and URL literals outside the manifest's ``api_url``. ``operator``,
+``functools``, ``ctypes``, ``importlib``, ``pickle``, ``marshal``, ``code``, ``inspect``
+and ``gc`` are refused in every import form. It also checks the file set: a valid manifest
+with an ``api_url``, ``adapter.py`` defining the manifest's adapter class, and at least
+one test.
 
-This is one layer: the tests then run in the sandbox with the network off, ``install``
-needs a signed attestation of exactly these files, and the loader confines HTTP and
-withholds data that contains a credential. The scan is strict on purpose; it is not a
-Python sandbox by itself.
+This is an early, friendly check, not the boundary: a static scan of Python can be
+bypassed. The boundary is the worker: an installed module runs only in a sandboxed process
+with no network and no host secrets, and its HTTP is sent by the host, confined to its
+``api_url`` (see ``docs/modules.md``, "The boundary").
 """
 
 from __future__ import annotations
@@ -28,12 +32,16 @@ from tools.builtin.modules._scan_rules import (
     ALLOWED_DUNDER_NAMES,
     ALLOWED_DUNDERS,
     ALLOWED_IMPORTS,
+    ALLOWED_STRING_DUNDERS,
     ATTR_BUILTINS,
+    DUNDER,
     FORBIDDEN_ATTRS,
     FORBIDDEN_NAMES,
     FORMAT_ATTRIBUTE,
+    IDENTIFIER,
     IMPORT_REASONS,
     REQUESTS_OK,
+    STRING_PATH_ONLY,
     TEST_IMPORTS,
     URL,
 )
@@ -155,10 +163,16 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         value = node.value
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
         if not isinstance(value, str):
             return
         if FORMAT_ATTRIBUTE.search(value):
             self.add(node, "format-attribute", "format strings may not reach dunder or frame attributes.")
+        else:
+            self._named_in_string(node, value)
+        if isinstance(node.value, bytes):
+            return
         for match in URL.finditer(value):
             url, scheme = match.group(0), match.group(1).lower()
             if scheme not in ("http", "https"):
@@ -174,6 +188,26 @@ class _Visitor(ast.NodeVisitor):
                     f"the URL {url[:100]!r} is outside the manifest's api_url ({self.base_url}); the adapter may "
                     "only reach URLs under it (build them from config['base_url']).",
                 )
+
+    def _named_in_string(self, node: ast.Constant, value: str) -> None:
+        """Refuse a string that names a dunder or a forbidden attribute (once per string)."""
+        for match in DUNDER.finditer(value):
+            if match.group(0) not in ALLOWED_STRING_DUNDERS:
+                self.add(node, "forbidden-string", _named(match.group(0)))
+                return
+        for match in IDENTIFIER.finditer(URL.sub(" ", value)):
+            parts = match.group(0).split(".")
+            for part in parts:
+                if part in FORBIDDEN_ATTRS and (len(parts) > 1 or part not in STRING_PATH_ONLY):
+                    self.add(node, "forbidden-string", _named(match.group(0) if len(parts) > 1 else part))
+                    return
+
+
+def _named(name: str) -> str:
+    return (
+        f"a string may not name {name!r}: names in strings reach attributes through getattr, "
+        "operator.attrgetter or format strings, and modules may not reach the interpreter's internals."
+    )
 
 
 def _direct_http(what: str) -> str:

@@ -1,11 +1,14 @@
 """``ModuleToolkit``: every collaborator of the module tools, wired in one place.
 
 Composition roots (``OrchestratorService``, scripts, tests) build the toolkit from a store
-folder, the module keys, a sandbox (or another test runner) and an LLM gateway, then
-register its two tools and, if they want, the 17 old names::
+folder, the module keys, a sandbox (or another test runner), the module workers and an LLM
+gateway, then register its two tools and, if they want, the 17 old names::
 
     keys = ModuleKeys.load(data_dir / "module-keys")
-    kit = ModuleToolkit.create(data_dir / "modules", keys=keys, sandbox=LocalSandbox(), llm_gateway=model)
+    workers = sandboxed_workers(hidden_dirs=[data_dir], egress=NoEgress())
+    kit = ModuleToolkit.create(
+        data_dir / "modules", keys=keys, sandbox=LocalSandbox(), workers=workers, llm_gateway=model
+    )
     kit.register(registry)
 """
 
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters.registry import AdapterRegistry
-from shared.modules import CredentialVault, ModuleAdapters, ModuleKeys, ModuleLayout, Signer
+from shared.modules import CredentialVault, ModuleAdapters, ModuleKeys, ModuleLayout, ModuleWorkers, Signer
 from tools.builtin.modules.admin import ModuleAdminTool
 from tools.builtin.modules.aliases import register_module_aliases
 from tools.builtin.modules.credentials import CredentialStore
@@ -45,8 +48,8 @@ class ModuleToolkit:
         drafts: Drafts.
         credentials: Encrypted credentials.
         validator: Static scan + tests + attestations.
-        adapters: The enabled modules as loaded in this process (for load status, and
-            for the context bridge's ``normalize_for_tools``).
+        adapters: The enabled modules, each in its worker (for load status, and for the
+            context bridge's ``normalize_for_tools``).
         pipeline: ``module_pipeline``.
         admin: ``module_admin``.
     """
@@ -70,6 +73,7 @@ class ModuleToolkit:
         test_runner: ModuleTestRunner | None = None,
         llm_gateway: ChatGateway | None = None,
         python_path: tuple[str, ...] | None = None,
+        workers: ModuleWorkers | None = None,
     ) -> ModuleToolkit:
         """Wire a toolkit over the store in ``root``.
 
@@ -80,6 +84,8 @@ class ModuleToolkit:
             test_runner: Runs the tests instead of a ``SandboxTestRunner`` over ``sandbox``.
             llm_gateway: The model ``repair`` asks (None: repair is off).
             python_path: What the tests may import (default: the project and pydantic).
+            workers: Run the enabled modules (see :func:`~.workers.sandboxed_workers`);
+                None: no module runs here, and each enabled one reports why.
 
         Raises:
             ValueError: Neither ``sandbox`` nor ``test_runner`` was given.
@@ -98,7 +104,7 @@ class ModuleToolkit:
         credentials = CredentialStore(store=store, vault=vault)
         scanner = StaticScanner()
         validator = ModuleValidator(scanner=scanner, runner=test_runner, signer=signer)
-        adapters = ModuleAdapters(layout, signer=signer, vault=vault)
+        adapters = ModuleAdapters(layout, signer=signer, vault=vault, workers=workers)
         reserved = frozenset(c.platform for c in AdapterRegistry.with_builtin_adapters())
         pipeline = ModulePipelineTool(
             store=store,

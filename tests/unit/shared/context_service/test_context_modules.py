@@ -1,8 +1,10 @@
-"""ContextAggregator with modules: enabled modules are served per category, follow enable
-and disable without a restart, and one that fails to load is an error status, not a crash."""
+"""ContextAggregator with modules: enabled modules are served per category (each running in
+its worker), follow enable and disable without a restart, and one that fails to load is an
+error status, not a crash."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ import pytest
 from shared.context_service import ContextAggregator, ServiceConfig
 from shared.modules import ModuleAdapters, ModuleLayout
 from tests.unit.shared.modules.store_support import SIGNER, manifest, put_version, set_index
+from tests.unit.shared.modules.worker_support import subprocess_workers
 
 NOW = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
 ADAPTER = """
@@ -40,13 +43,29 @@ def layout(tmp_path: Path) -> ModuleLayout:
     return layout
 
 
-def aggregator(layout: ModuleLayout, adapters: list[dict[str, Any]] | None = None) -> ContextAggregator:
-    config = ServiceConfig.model_validate({"users": {"default": {"adapters": adapters or []}}})
-    modules = ModuleAdapters(layout, signer=SIGNER)
-    return ContextAggregator(config, modules=modules, clock=lambda: NOW, max_workers=2)
+Aggregator = Callable[..., ContextAggregator]
 
 
-def test_an_enabled_module_is_served_and_disabling_it_needs_no_restart(layout: ModuleLayout) -> None:
+@pytest.fixture
+def aggregator() -> Iterator[Aggregator]:
+    """Makes aggregators over a store, their modules run by subprocess workers."""
+    workers = subprocess_workers()
+    made: list[ModuleAdapters] = []
+
+    def make(layout: ModuleLayout, adapters: list[dict[str, Any]] | None = None) -> ContextAggregator:
+        config = ServiceConfig.model_validate({"users": {"default": {"adapters": adapters or []}}})
+        made.append(ModuleAdapters(layout, signer=SIGNER, workers=workers))
+        return ContextAggregator(config, modules=made[-1], clock=lambda: NOW, max_workers=2)
+
+    yield make
+    for modules in made:
+        modules.close()
+    workers.close()
+
+
+def test_an_enabled_module_is_served_and_disabling_it_needs_no_restart(
+    layout: ModuleLayout, aggregator: Aggregator
+) -> None:
     service = aggregator(layout)
     try:
         assert service.context("default", ["fitness"])["categories"]["fitness"]["status"] == "not_configured"
@@ -63,7 +82,7 @@ def test_an_enabled_module_is_served_and_disabling_it_needs_no_restart(layout: M
         service.close()
 
 
-def test_a_module_that_fails_to_load_is_reported_in_its_category(layout: ModuleLayout) -> None:
+def test_a_module_that_fails_to_load_is_reported_in_its_category(layout: ModuleLayout, aggregator: Aggregator) -> None:
     set_index(layout, {"runs": ("v1", "fitness", True), "broken": ("v1", "health", True)})
     service = aggregator(layout)
     try:
@@ -79,7 +98,9 @@ def test_a_module_that_fails_to_load_is_reported_in_its_category(layout: ModuleL
         service.close()
 
 
-def test_a_category_the_user_configured_keeps_its_own_sources(layout: ModuleLayout, tmp_path: Path) -> None:
+def test_a_category_the_user_configured_keeps_its_own_sources(
+    layout: ModuleLayout, tmp_path: Path, aggregator: Aggregator
+) -> None:
     ics = tmp_path / "cal.ics"
     ics.write_text("BEGIN:VCALENDAR\nVERSION:2.0\nEND:VCALENDAR\n")
     set_index(layout, {"cal": ("v1", "calendar", True)})
@@ -90,7 +111,7 @@ def test_a_category_the_user_configured_keeps_its_own_sources(layout: ModuleLayo
         service.close()
 
 
-def test_health_lists_loaded_modules(layout: ModuleLayout) -> None:
+def test_health_lists_loaded_modules(layout: ModuleLayout, aggregator: Aggregator) -> None:
     set_index(layout, {"runs": ("v1", "fitness", True)})
     service = aggregator(layout)
     try:

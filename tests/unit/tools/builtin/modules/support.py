@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.modules import ModuleKeys
+from shared.modules import ModuleKeys, ModuleWorkers
 from tools import LocalToolRegistry
 from tools.builtin.code_executor import SandboxResult
 from tools.builtin.modules import ModuleToolkit, TestRun
@@ -156,12 +156,16 @@ class SubprocessSandbox:
         pass
 
 
-def make_toolkit(root: Path, *, runner: Any = None, sandbox: Any = None, gateway: Any = None) -> ModuleToolkit:
-    """A toolkit over ``root/modules`` with keys in ``root/keys``."""
+def make_toolkit(
+    root: Path, *, runner: Any = None, sandbox: Any = None, gateway: Any = None, workers: ModuleWorkers | None = None
+) -> ModuleToolkit:
+    """A toolkit over ``root/modules`` with keys in ``root/keys``; ``workers`` run enabled modules."""
     keys = ModuleKeys.load(root / "keys")
     if runner is None and sandbox is None:
         runner = PassingRunner()
-    return ModuleToolkit.create(root / "modules", keys=keys, sandbox=sandbox, test_runner=runner, llm_gateway=gateway)
+    return ModuleToolkit.create(
+        root / "modules", keys=keys, sandbox=sandbox, test_runner=runner, llm_gateway=gateway, workers=workers
+    )
 
 
 def registry_for(toolkit: ModuleToolkit, *, aliases: bool = True) -> LocalToolRegistry:

@@ -160,3 +160,87 @@ def test_the_forbidden_import_message_lists_what_is_allowed() -> None:
         "import of 'os' is not allowed: modules may not use the operating system (files, processes, environment). "
         "Modules may import: __future__, base64,"
     )
+
+
+#: The module that passed the scan before it was hardened (issue 20): ``operator.attrgetter``
+#: with dunder names in strings reached ``os.environ`` and ``open`` through a function's globals.
+ATTRGETTER_ESCAPE = """
+import operator
+from typing import Any
+from shared.adapters.base import BaseAdapter
+
+_globals = operator.attrgetter("__globals__")(BaseAdapter.fetch)
+_env = operator.attrgetter("environ")(operator.attrgetter("os")(_globals["logging"]))
+
+
+class Adapter(BaseAdapter[dict[str, Any]]):
+    def fetch_raw(self, config):
+        return [{"key": _env.get("OPENAI_API_KEY")}]
+
+    def transform(self, raw):
+        return list(raw)
+"""
+
+
+def test_the_attrgetter_escape_that_passed_the_old_scan_is_refused() -> None:
+    found = _rules(ATTRGETTER_ESCAPE)
+    assert ("forbidden-import", "adapter.py", 2) in found
+    assert ("forbidden-string", "adapter.py", 6) in found
+
+
+@pytest.mark.parametrize(
+    "module", ["operator", "functools", "ctypes", "importlib", "pickle", "marshal", "code", "inspect", "gc"]
+)
+@pytest.mark.parametrize(
+    "form",
+    [
+        "import {m}\n",
+        "import {m} as alias\n",
+        "from {m} import *\n",
+        "from {m} import something\n",
+        "import json, {m}\n",
+        "import {m}.sub\n",
+        "from {m}.sub import something\n",
+    ],
+)
+def test_interpreter_reaching_modules_are_refused_in_every_import_form(module: str, form: str) -> None:
+    found = _rules(HEADER + form.format(m=module) + TAIL)
+    assert ("forbidden-import", "adapter.py", 2) in found, found
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "NAME = '__globals__'\n",
+        "NAME = '__subclasses__'\n",
+        "NAME = 'f_globals'\n",
+        "NAME = 'gi_frame'\n",
+        "NAME = 'tb_frame'\n",
+        "NAME = 'mro'\n",
+        "NAME = 'a.b.__class__'\n",
+        "NAME = 'logging.os'\n",
+        "NAME = 'sys.modules'\n",
+        "NAME = b'__globals__'\n",
+        "NAME = f'{1}__builtins__'\n",
+        "NAME = '__glo' 'bals__'\n",
+        "NAME = ('x', ['__dict__'])\n",
+        "def f(x):\n    return {'key': 'cr_frame'}\n",
+    ],
+)
+def test_dunder_and_forbidden_attribute_names_are_refused_inside_strings(code: str) -> None:
+    found = _rules(HEADER + code + TAIL)
+    assert "forbidden-string" in {rule for rule, _, _ in found}, found
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "KEYS = ('os', 'modules', 'sys', 'socket')\n",  # data keys: refused only inside a dotted path
+        "MESSAGE = 'the API answered with no modules'\n",
+        "URL = 'http://127.0.0.1:8000/api/runs/os.sys'\n",
+        "RUN = __name__ == '__main__'\n",
+        "NAME = '__init__'\n",
+    ],
+)
+def test_ordinary_strings_are_fine(code: str) -> None:
+    assert _rules(HEADER + code + TAIL) == []

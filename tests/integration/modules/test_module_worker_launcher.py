@@ -1,0 +1,92 @@
+"""SandboxWorkerLauncher and start_process: a worker that cannot be contained is not started
+(and the module says why), and closing the launcher leaves no worker behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.modules import ModuleAdapters, ModuleLayout, ModuleWorkers, NoEgress, WorkerSpec
+from tests.unit.shared.modules.store_support import SIGNER, manifest, put_version, set_index
+from tools._procgroup import group_alive, live_members
+from tools.builtin.code_executor import LocalSandbox
+from tools.builtin.code_executor.persistent import start_process
+from tools.builtin.modules import WORKER_SANDBOX_LIMITS, SandboxWorkerLauncher
+from tools.errors import ToolError
+
+MODULE = """
+from shared.adapters.base import BaseAdapter
+
+
+class Adapter(BaseAdapter[dict]):
+    def fetch_raw(self, config):
+        return [{"n": 1}]
+
+    def transform(self, raw):
+        return list(raw)
+"""
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> ModuleLayout:
+    layout = ModuleLayout(tmp_path / "store")
+    put_version(layout, "runs", "v1", {"manifest.json": manifest(), "adapter.py": MODULE})
+    set_index(layout, {"runs": ("v1", "fitness", True)})
+    return layout
+
+
+def test_a_sandbox_that_cannot_contain_the_worker_starts_nothing(layout: ModuleLayout) -> None:
+    unusable = LocalSandbox(launcher="bwrap", bwrap="/nonexistent/bwrap", limits=WORKER_SANDBOX_LIMITS)
+    workers = ModuleWorkers(launcher=SandboxWorkerLauncher(unusable), egress=NoEgress())
+    modules = ModuleAdapters(layout, signer=SIGNER, workers=workers)
+    try:
+        (status,) = modules.statuses()
+        assert status.loaded is False
+        assert status.reason is not None and status.reason.startswith("its worker could not start: ")
+        assert "can't use bubblewrap here: FileNotFoundError" in status.reason
+    finally:
+        modules.close()
+        workers.close()
+
+
+@pytest.fixture(params=["bwrap", "namespaces"])
+def workers(request: pytest.FixtureRequest) -> Iterator[ModuleWorkers]:
+    if request.param == "bwrap" and shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin") is None:
+        pytest.skip("bubblewrap is not installed")
+    box = LocalSandbox(limits=WORKER_SANDBOX_LIMITS, launcher=request.param)
+    started = ModuleWorkers(launcher=SandboxWorkerLauncher(box), egress=NoEgress())
+    yield started
+    started.close()
+
+
+def test_closing_the_launcher_kills_every_worker(workers: ModuleWorkers) -> None:
+    first = workers.start(WorkerSpec("runs", "v1", MODULE, "Adapter", "http://127.0.0.1:9/"))
+    second = workers.start(WorkerSpec("runs", "v2", MODULE, "Adapter", "http://127.0.0.1:9/"))
+    pids = [first.host_pid, second.host_pid]
+    assert all(pid is not None and group_alive(pid) for pid in pids)
+    assert first.call("fetch", {"config": {}}) == {"records": [{"n": 1}], "raw_count": 1}
+    launcher = workers.launcher
+    assert isinstance(launcher, SandboxWorkerLauncher)
+    launcher.close()  # the sandbox kills what it still runs, as on shutdown
+    assert all(pid is not None and _gone(pid) for pid in pids)
+
+
+def _gone(pgid: int) -> bool:
+    """Whether nothing of group ``pgid`` runs any more (waits, bounded; signals nothing)."""
+    deadline = time.monotonic() + 30
+    while live_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return live_members(pgid) == 0
+
+
+def test_a_closed_sandbox_starts_no_process(tmp_path: Path) -> None:
+    box = LocalSandbox(limits=WORKER_SANDBOX_LIMITS, temp_root=str(tmp_path))
+    box.close()
+    with pytest.raises(ToolError, match="shut down"):
+        start_process(box, "print(1)")
+    assert os.listdir(tmp_path) == []
