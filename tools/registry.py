@@ -147,8 +147,8 @@ class LocalToolRegistry:
                 registry's ``default_timeout``).
             retry: Retry policy for retryable errors (default: the tool's ``retry``).
             breaker: A circuit breaker (default: a fresh one with the registry's settings).
-            manual: Routing metadata for this registration (default: the tool's own
-                ``get_manual()``); renamed to the registered name for aliases.
+            manual: The manual of this registration, declared by the operator (default: the
+                tool's own ``get_manual()``); renamed to the registered name for aliases.
             hidden: Callable on every path but not offered to models: left out of the
                 exports unless asked for (``include_hidden=True``). For old names kept so that
                 stored conversations replay, without spending prompt tokens on them.
@@ -191,7 +191,7 @@ class LocalToolRegistry:
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
-            manual=(manual or instance.get_manual()).renamed(key),
+            manual=(manual.declared_by_operator() if manual is not None else instance.get_manual()).renamed(key),
             hidden=hidden,
         )
         with self._lock:
