@@ -215,6 +215,8 @@ def _apply_hints(
             risk = lowered
     elif claimed is not None and not trusted and risk_rank(claimed) < risk_rank(risk):
         origin = origin.noted(f"the server claims it is {claimed}; ignored: the server is not trusted")
+    elif destructive:
+        origin = origin.noted("the server marks it destructive (destructiveHint)")
     if read_only is not None and trusted and not (read_only and destructive):
         mutating = not read_only
         origin = origin.model_copy(update={"mutating": "trusted-hint"})

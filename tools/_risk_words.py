@@ -27,7 +27,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
     ),
     "moves money": (
         "pay", "payment", "payout", "charge", "refund", "transfer", "withdraw", "wire", "purchase",
-        "buy", "sell", "trade", "checkout",
+        "buy", "sell", "trade",
     ),
     "deploys or changes systems": (
         "deploy", "rollout", "rollback", "promote", "migrate", "provision", "apply", "scale",

@@ -341,7 +341,18 @@ class ToolView:
         the agent's tools); see :meth:`LocalToolRegistry.check_approval`."""
         if name not in self._current().name_set:
             return None
-        return self._registry.check_approval(name, arguments, policy=self.policy)
+        overrides = self._router.config.manuals
+        return self._registry.check_approval(
+            name, arguments, policy=self.policy, manual_for=self._declared if overrides else None
+        )
+
+    def tool_version_hash(self, name: str, /) -> str | None:
+        """The version hash approvals of one of the agent's tools are bound to, with the
+        routing config's manual overrides applied (None: not one of the agent's tools)."""
+        if name not in self._current().name_set:
+            return None
+        overrides = self._router.config.manuals
+        return self._registry.tool_version_hash(name, manual_for=self._declared if overrides else None)
 
     def _allowed(self, name: str) -> bool:
         state = self._current()
