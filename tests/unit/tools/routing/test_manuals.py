@@ -155,7 +155,12 @@ def test_a_tool_without_a_manual_fails_closed_and_register_manual_is_the_operato
     )
     given = registry.get_manual("ticket")
     assert given is not None
-    assert (given.name, given.category, given.risk, given.mutating) == ("ticket", ToolCategory.PLANNING, "moderate", False)
+    assert (given.name, given.category, given.risk, given.mutating) == (
+        "ticket",
+        ToolCategory.PLANNING,
+        "moderate",
+        False,
+    )
     # what register(manual=...) declares is the operator's; what it left out stays a default
     assert (given.origin.category, given.origin.mutating, given.origin.risk) == ("operator", "operator", "default")
     assert given.read_only_declared
