@@ -62,7 +62,7 @@ _INFLECTIONS = ("ing", "es", "ed", "s", "d")
 
 def name_words(name: str) -> list[str]:
     """The lower-cased words of a name: ``sendEmail`` -> ``["send", "email"]``,
-    ``git-push`` -> ``["git", "push"]``, ``python3`` -> ``["python3"]``."""
+    ``git-push`` -> ``["git", "push"]``, ``python3`` -> ``["python", "3"]``."""
     return [word.lower() for word in _WORD.findall(name)]
 
 
