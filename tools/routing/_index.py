@@ -19,8 +19,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tools.manual import ToolCategory, ToolManual
+from tools.manual import ManualOrigin, ToolCategory, ToolManual
 
+_ORIGINS = 256
 ResolutionStep = Literal[
     "category",
     "denied",
@@ -180,33 +181,50 @@ def _cut(index: RoutingIndex, plan: Plan, included: set[int], steps: dict[int, R
 
 
 class Placement:
-    """Places manuals whose category nobody declared, by name, for routing only (cached by
-    name): ``categorize(name)`` gives the category, ``unclassified`` when nothing matches."""
+    """Places manuals whose category nobody declared, by name, for routing only:
+    ``categorize(name)`` gives the category, ``unclassified`` when nothing matches.
+
+    The placed manual of each manual object is kept while that object is in the latest
+    sequence placed, so re-indexing a registry after one registration places one manual.
+    """
 
     def __init__(self, categorize: Callable[[str], ToolCategory]) -> None:
         self._categorize = categorize
-        self._cache: dict[str, ToolCategory] = {}
+        self._placed: dict[int, tuple[ToolManual, ToolManual]] = {}
+        self._origins: dict[ManualOrigin, ManualOrigin] = {}
 
-    def __call__(self, manual: ToolManual) -> ToolManual:
+    def place_all(self, manuals: Sequence[ToolManual]) -> list[ToolManual]:
+        """Each manual placed (the same object when nothing needed placing)."""
+        previous, kept = self._placed, {}
+        out = []
+        for manual in manuals:
+            hit = previous.get(id(manual))
+            placed = hit[1] if hit is not None and hit[0] is manual else self._place(manual)
+            kept[id(manual)] = (manual, placed)  # holds the manual: its id is not reused meanwhile
+            out.append(placed)
+        self._placed = kept
+        return out
+
+    def _place(self, manual: ToolManual) -> ToolManual:
         if manual.category is not ToolCategory.UNCLASSIFIED or manual.origin.category != "default":
             return manual
-        category = self._cache.get(manual.name)
-        if category is None:
-            category = self._cache[manual.name] = self._categorize(manual.name)
+        category = self._categorize(manual.name)
         if category is ToolCategory.UNCLASSIFIED:
             return manual
-        origin = manual.origin.model_copy(update={"category": "heuristic"})
+        origin = self._origins.get(manual.origin)
+        if origin is None:
+            origin = manual.origin.model_copy(update={"category": "heuristic"})
+            if len(self._origins) < _ORIGINS:  # most undeclared manuals share a few origins
+                self._origins[manual.origin] = origin
         return manual.model_copy(update={"category": category, "origin": origin})
 
 
 def effective(
     manuals: Sequence[ToolManual],
     overrides: Mapping[str, Callable[[ToolManual], ToolManual]],
-    place: Callable[[ToolManual], ToolManual],
+    placement: Placement,
 ) -> list[ToolManual]:
     """The manuals as routing sees them: the user's overrides applied, categories placed."""
-    out = []
-    for manual in manuals:
-        override = overrides.get(manual.name)
-        out.append(place(override(manual) if override is not None else manual))
-    return out
+    if overrides:
+        manuals = [overrides[m.name](m) if m.name in overrides else m for m in manuals]
+    return placement.place_all(manuals)
