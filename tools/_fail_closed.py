@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 _LARGE_SCHEMA_CHARS = 2_000
 _MEDIUM_SCHEMA_CHARS = 600
+_EXTERNAL = frozenset({"http", "cli", "mcp", "binary"})
 
 
 def token_cost(schema: Mapping[str, Any] | None, description: str) -> TokenCost:
@@ -57,12 +58,31 @@ def derive_manual(tool: BaseTool[Any, Any], *, source: ToolSource | None = None)
     """
     from tools.function_tool import FunctionTool
 
+    external = _external_source(tool)
+    if external is not None and source is None:
+        # An external tool (tools.external) built without a manual: it runs a program or
+        # reaches a remote party; a CLI tool's program counts like its name.
+        command = getattr(getattr(getattr(tool, "config", None), "config", None), "command", None)
+        programs = [command[0]] if external == "cli" and isinstance(command, list) and command else []
+        return external_manual(
+            tool.name,
+            source=external,
+            description=tool.description,
+            programs=[p for p in programs if isinstance(p, str)],
+            schema=tool._input_schema(),
+        )
     return ToolManual(
         name=tool.name,
         description=tool.description[:300],
         source=source or ("function" if isinstance(tool, FunctionTool) else "builtin"),
         token_cost=token_cost(tool._input_schema(), tool.description),
     )
+
+
+def _external_source(tool: BaseTool[Any, Any]) -> ToolSource | None:
+    """The adapter type of a tool that carries an external tool config (``tool.config``)."""
+    adapter = getattr(getattr(tool, "config", None), "adapter_type", None)
+    return adapter if adapter in _EXTERNAL else None
 
 
 def _placed(

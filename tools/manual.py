@@ -38,6 +38,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tools._names import TOOL_NAME_RULE
 from tools._risk_words import risky_word
 
+__all__ = [
+    "DECLARED_ORIGINS",
+    "PROGRAM_SOURCES",
+    "ActionRisk",
+    "ManualOrigin",
+    "Origin",
+    "RiskLevel",
+    "TokenCost",
+    "ToolCategory",
+    "ToolManual",
+    "ToolSource",
+    "risk_rank",
+    "riskiest",
+]
+
 ToolSource = Literal["builtin", "function", "mcp", "http", "cli", "binary", "module"]
 RiskLevel = Literal["safe", "moderate", "dangerous"]
 TokenCost = Literal["low", "medium", "high"]

@@ -163,3 +163,17 @@ def test_a_routing_config_declaration_reaches_the_views_approvals() -> None:
     lowered = ToolRoutingConfig(manuals={"peek": ManualOverride(risk="safe")})
     plain = registry.for_agent("reviewer", ToolRouter(config=lowered))
     assert plain.call_tool("peek", target="x").ok
+
+
+def test_an_external_tool_without_a_manual_counts_its_program() -> None:
+    from tools.external import CLIAdapter, ToolConfig
+    from tools.external.external_tool import ExternalTool
+
+    actions = {"default": {"args": ["{path}"]}}
+    rm = ToolConfig(id="notes", name="notes", adapter_type="cli", config={"command": ["rm"], "actions": actions})
+    cat = ToolConfig(id="show", name="show", adapter_type="cli", config={"command": ["cat"], "actions": actions})
+    adapter = CLIAdapter(env={})
+    dangerous = ExternalTool(rm, adapter=adapter).get_manual()
+    assert (dangerous.source, dangerous.risk, dangerous.origin.risk) == ("cli", "dangerous", "name")
+    plain = ExternalTool(cat, adapter=adapter).get_manual()
+    assert (plain.source, plain.risk, plain.origin.risk, plain.mutating) == ("cli", "moderate", "program", True)
