@@ -22,7 +22,7 @@ from tools.approvals.errors import ApprovalError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FreedomLevel
 from tools.approvals.store import ApprovalsStore, ToolApproval
-from tools.manual import RiskLevel, ToolManual
+from tools.manual import RiskLevel, ToolManual, risk_rank
 
 if TYPE_CHECKING:
     from tools.base import Arguments, BaseTool
@@ -191,11 +191,18 @@ class ApprovalPolicy:
             version_hash = tool_version_hash(tool, manual=used, preset=preset)  # type: ignore[arg-type]
         stored = self.store.get(name) if self.store is not None else None
         approved = stored.version_hash if stored is not None else None
-        if approved == version_hash and stored is not None:
+        covered = stored is None or not used.actions or stored.risk is None or risk_rank(stored.risk) >= risk_rank(risk)
+        if approved == version_hash and stored is not None and covered:
             when = stored.approved_at.strftime("%Y-%m-%d")
             reason = f"a person approved this version of {name!r} on {when}"
             return ApprovalCheck(name, True, False, reason, risk, level, version_hash, approved)
-        if approved is not None:
+        if approved == version_hash and stored is not None:
+            # A remembered approval of a multi-action tool covers calls up to the risk it
+            # was given for: approving `list` "always" does not approve `promote_draft`.
+            reason = (
+                f"{which}{name!r} was approved for {stored.risk} calls only; a person must approve this {risk} call"
+            )
+        elif approved is not None:
             reason = (
                 f"{name!r} was approved for an earlier version; its configuration or schema changed since, "
                 "so it must be approved again"

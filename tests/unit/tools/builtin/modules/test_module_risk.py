@@ -7,6 +7,8 @@ asked. Each action now declares its risk, and the gate asks for the one the call
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.unit.tools.builtin.modules.support import RUNS_ADAPTER, attestation_of
@@ -139,3 +141,26 @@ def test_installing_asks_at_level_high(registry: LocalToolRegistry, kit: ModuleT
     )
     assert result.error is not None and result.error.type == "permission_denied"
     assert gated.call_tool("module_pipeline", action="validate", module_id=module_id).ok  # safe: the sandbox
+
+
+def test_a_remembered_approval_covers_only_calls_up_to_its_risk(kit: ModuleToolkit, tmp_path: Path) -> None:
+    from tools.approvals import ApprovalsStore
+
+    asked: list[str] = []
+
+    def always(request: ApprovalRequest) -> Approve:
+        asked.append(request.arguments["action"])
+        return Approve(remember=True)
+
+    store = ApprovalsStore(tmp_path / "approvals.json")
+    gated = LocalToolRegistry(policy=ApprovalPolicy("low", store), approver=always)
+    kit.register(gated)
+    assert admin(gated, "list").ok  # asked once (level low), remembered for safe calls
+    assert admin(gated, "list_versions", module_id="nope").error is not None  # ran (no such module): not asked
+    refused = LocalToolRegistry(policy=ApprovalPolicy("low", store))
+    kit.register(refused)
+    check = refused.check_approval("module_admin", {"action": "promote_draft", "draft_id": "d"})
+    assert check is not None and check.needs_approval
+    assert "'module_admin' was approved for safe calls only" in check.reason
+    assert refused.check_approval("module_admin", {"action": "diff_draft", "draft_id": "d"}).allowed  # type: ignore[union-attr]
+    assert asked == ["list"]
