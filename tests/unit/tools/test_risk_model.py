@@ -177,3 +177,23 @@ def test_an_external_tool_without_a_manual_counts_its_program() -> None:
     assert (dangerous.source, dangerous.risk, dangerous.origin.risk) == ("cli", "dangerous", "name")
     plain = ExternalTool(cat, adapter=adapter).get_manual()
     assert (plain.source, plain.risk, plain.origin.risk, plain.mutating) == ("cli", "moderate", "program", True)
+
+
+def test_the_core_store_and_approvals_never_import_the_routing_package() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import tools, tools.base, tools.approvals, tools.store.builder, tools.store.service, tools.store.sources\n"
+        "from tools import LocalToolRegistry\n"
+        "from tools.approvals import ApprovalPolicy\n"
+        "from tools.store import ToolConfig, manual_for\n"
+        "registry = LocalToolRegistry(policy=ApprovalPolicy('high'))\n"
+        "registry.register(lambda a=1: a, name='f')\n"
+        "registry.call_tool('f')\n"
+        "manual_for(ToolConfig(id='x', adapter_type='cli', cli={'command': ['cat'], 'actions': {'d': {'args': []}}}))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tools.routing')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout == "[]\n", done.stderr
