@@ -191,14 +191,15 @@ class ApprovalPolicy:
             version_hash = tool_version_hash(tool, manual=used, preset=preset)  # type: ignore[arg-type]
         stored = self.store.get(name) if self.store is not None else None
         approved = stored.version_hash if stored is not None else None
-        covered = stored is None or not used.actions or stored.risk is None or risk_rank(stored.risk) >= risk_rank(risk)
+        # An approval covers calls up to the risk it was given for: approving a multi-action
+        # tool's `list` "always" does not approve its `promote_draft`, and a tool whose risk an
+        # operator raised since must be approved again.
+        covered = stored is None or stored.risk is None or risk_rank(stored.risk) >= risk_rank(risk)
         if approved == version_hash and stored is not None and covered:
             when = stored.approved_at.strftime("%Y-%m-%d")
             reason = f"a person approved this version of {name!r} on {when}"
             return ApprovalCheck(name, True, False, reason, risk, level, version_hash, approved)
         if approved == version_hash and stored is not None:
-            # A remembered approval of a multi-action tool covers calls up to the risk it
-            # was given for: approving `list` "always" does not approve `promote_draft`.
             reason = (
                 f"{which}{name!r} was approved for {stored.risk} calls only; a person must approve this {risk} call"
             )

@@ -197,3 +197,21 @@ def test_the_core_store_and_approvals_never_import_the_routing_package() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout == "[]\n", done.stderr
+
+
+def test_an_approval_covers_calls_up_to_the_risk_it_was_given_for(tmp_path: Any) -> None:
+    from tools.approvals import ApprovalsStore
+
+    store = ApprovalsStore(tmp_path / "approvals.json")
+    registry = LocalToolRegistry(policy=ApprovalPolicy("medium", store))
+    registry.register(_function("peek"), manual=ToolManual(name="peek", risk="moderate", mutating=False))
+    version = registry.tool_version_hash("peek")
+    assert version is not None
+    store.approve("peek", version, risk="moderate")
+    assert registry.call_tool("peek", target="x").ok
+    raised = ToolRoutingConfig(manuals={"peek": ManualOverride(risk="dangerous")})
+    view = registry.for_agent("someone", ToolRouter(config=raised))
+    store.approve("peek", view.tool_version_hash("peek") or "", risk="moderate")  # the same version, a lower risk
+    check = view.check_approval("peek", {"target": "x"})
+    assert check is not None and check.needs_approval
+    assert check.reason == "'peek' was approved for moderate calls only; a person must approve this dangerous call"
