@@ -201,9 +201,10 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         return self._run(kwargs).to_dict()
 
     def get_manual(self) -> ToolManual:
-        """The tool's routing manual: ``manual`` when set, else one derived from its name,
-        source and schema size (see :func:`tools.routing.derive_manual`)."""
-        from tools.routing import ToolManual, derive_manual
+        """The tool's manual: ``manual`` when set, else one that fails closed (``moderate``,
+        ``mutating``, ``unclassified``; see :func:`tools.manual.derive_manual`)."""
+        from tools._fail_closed import derive_manual
+        from tools.manual import ToolManual
 
         manual = self.manual
         if isinstance(manual, ToolManual):

@@ -14,8 +14,10 @@ from pydantic import BaseModel, create_model
 
 from tools._actions import Action, ActionSet
 from tools._arguments import describe_arguments, validate_with_model
+from tools._risk_words import risky_word
 from tools.base import BaseTool
 from tools.errors import ToolDefinitionError
+from tools.manual import ActionRisk, RiskLevel, ToolManual
 from tools.schema import model_schema
 from tools.schema._nulls import NullStripper
 
@@ -35,11 +37,18 @@ class ActionStrategy(ABC, Generic[TActionRequest]):
         action_name: The value of ``action`` that selects this strategy.
         description: What the action does, written for the model.
         RequestModel: Defaults to the generic argument (None: the action takes no arguments).
+        risk: The action's risk (``safe``, ``moderate``, ``dangerous``): the approval gate
+            asks for a call of this action as for a tool of this risk. None (undeclared)
+            fails closed: ``moderate``, or ``dangerous`` when the action's name destroys,
+            sends, pays, deploys or executes.
+        mutating: Whether the action can change anything (None: undeclared, so True).
     """
 
     action_name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     RequestModel: ClassVar[type[BaseModel] | None] = None
+    risk: ClassVar[RiskLevel | None] = None
+    mutating: ClassVar[bool | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -76,12 +85,17 @@ class CompositeTool(BaseTool[ActionCall, Any]):
     its arguments. The rule lives in :class:`tools._actions.ActionSet`, which
     :class:`~tools.external.ExternalTool` shares.
 
+    Risk is per action: each strategy declares its ``risk`` and ``mutating``, and
+    :meth:`get_manual` carries them (``ToolManual.actions``), so the approval gate asks for a
+    call as its ``action`` requires (an unknown or missing action: the riskiest one's).
+
     Args:
         strategies: The actions; their ``action_name`` values must be unique and non-empty.
     """
 
     def __init__(self, strategies: Iterable[ActionStrategy[Any]]) -> None:
         self._strategies: dict[str, ActionStrategy[Any]] = {}
+        self._risks: tuple[ActionRisk, ...] = ()
         actions: list[Action] = []
         for strategy in strategies:
             name = strategy.action_name
@@ -95,12 +109,24 @@ class CompositeTool(BaseTool[ActionCall, Any]):
         if not self._strategies:
             raise ToolDefinitionError(f"{type(self).__name__}: give at least one ActionStrategy.")
         self._actions = ActionSet(actions, owner=type(self).__name__)
+        self._risks = tuple(_action_risk(strategy) for strategy in self._strategies.values())
         self.parameters = copy.deepcopy(self._actions.flat_schema())
 
     @property
     def actions(self) -> dict[str, ActionStrategy[Any]]:
         """The strategies by action name (a copy)."""
         return dict(self._strategies)
+
+    def get_manual(self) -> ToolManual:
+        """The tool's manual (its own ``manual``, else a fail-closed one) with the risk of
+        each action: ``risk`` is the riskiest action's."""
+        base = BaseTool.get_manual(self)
+        memo = self.__dict__.get("_td_action_manual")
+        if memo is not None and memo[0] is base:
+            return memo[1]  # type: ignore[no-any-return]
+        manual = base.with_actions(self._risks)
+        self.__dict__["_td_action_manual"] = (base, manual)
+        return manual
 
     def validate_input(self, /, **kwargs: Any) -> ActionCall:
         """Pick the strategy by ``action`` and validate the rest with its request model."""
@@ -110,6 +136,16 @@ class CompositeTool(BaseTool[ActionCall, Any]):
     def execute_internal(self, request: ActionCall) -> Any:
         """Run the chosen action."""
         return request.strategy.execute(request.request)
+
+
+def _action_risk(strategy: ActionStrategy[Any]) -> ActionRisk:
+    """The declared risk of ``strategy``, or the fail-closed default for what it left out."""
+    risk = strategy.risk
+    if risk is None:
+        risk = "dangerous" if risky_word(strategy.action_name) is not None else "moderate"
+    mutating = strategy.mutating if strategy.mutating is not None else True
+    declared = strategy.risk is not None and strategy.mutating is not None
+    return ActionRisk(name=strategy.action_name, risk=risk, mutating=mutating, declared=declared)
 
 
 def _model_action(strategy: ActionStrategy[Any]) -> Action:

@@ -147,8 +147,8 @@ class LocalToolRegistry:
                 registry's ``default_timeout``).
             retry: Retry policy for retryable errors (default: the tool's ``retry``).
             breaker: A circuit breaker (default: a fresh one with the registry's settings).
-            manual: Routing metadata for this registration (default: the tool's own
-                ``get_manual()``); renamed to the registered name for aliases.
+            manual: The manual of this registration, declared by the operator (default: the
+                tool's own ``get_manual()``); renamed to the registered name for aliases.
             hidden: Callable on every path but not offered to models: left out of the
                 exports unless asked for (``include_hidden=True``). For old names kept so that
                 stored conversations replay, without spending prompt tokens on them.
@@ -191,7 +191,7 @@ class LocalToolRegistry:
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
-            manual=(manual or instance.get_manual()).renamed(key),
+            manual=(manual.declared_by_operator() if manual is not None else instance.get_manual()).renamed(key),
             hidden=hidden,
         )
         with self._lock:
@@ -462,12 +462,20 @@ class LocalToolRegistry:
         return await self._agated(entry, arguments, call_id, approved, gate)
 
     def check_approval(
-        self, name: str, /, arguments: Arguments = None, *, policy: ApprovalPolicy | None = None
+        self,
+        name: str,
+        /,
+        arguments: Arguments = None,
+        *,
+        policy: ApprovalPolicy | None = None,
+        manual_for: Callable[[ToolManual], ToolManual] | None = None,
     ) -> ApprovalCheck | None:
         """What ``policy`` (default: the registry's) says of a call of ``name``, without running it.
 
         Returns None when there is no policy or no such tool. ``check.needs_approval`` ->
-        ``check.request(arguments, call_id=...)`` is what to show a person.
+        ``check.request(arguments, call_id=...)`` is what to show a person. ``manual_for``
+        maps the registration's manual to the one the caller declares (a view's routing
+        config overrides).
 
         Raises:
             ApprovalsFileError: the approvals file is unusable.
@@ -476,17 +484,22 @@ class LocalToolRegistry:
         entry = self._entries.get(name)
         if policy is None or entry is None:
             return None
-        return policy.check(entry.tool, arguments, manual=entry.manual, preset=entry.preset)
+        manual = entry.manual if manual_for is None else manual_for(entry.manual)
+        return policy.check(entry.tool, arguments, manual=manual, preset=entry.preset)
 
-    def tool_version_hash(self, name: str, /) -> str | None:
+    def tool_version_hash(
+        self, name: str, /, *, manual_for: Callable[[ToolManual], ToolManual] | None = None
+    ) -> str | None:
         """The version hash approvals of ``name`` are bound to (see
-        :func:`tools.approvals.tool_version_hash`), or None for an unknown name."""
+        :func:`tools.approvals.tool_version_hash`), or None for an unknown name;
+        ``manual_for`` as for :meth:`check_approval`."""
         entry = self._entries.get(name)
         if entry is None:
             return None
         from tools.approvals import tool_version_hash
 
-        return tool_version_hash(entry.tool, manual=entry.manual, preset=entry.preset)
+        manual = entry.manual if manual_for is None else manual_for(entry.manual)
+        return tool_version_hash(entry.tool, manual=manual, preset=entry.preset)
 
     def refuse(
         self, name: str, /, error_type: ErrorType, message: str, *, details: dict[str, Any] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,11 +72,20 @@ class ApprovalGate:
     Args:
         policy: The policy; None: only checks :class:`ApprovedCall` objects.
         approver: Asked when a call needs approval; None: such calls are refused.
+        manual_for: Maps a registration's manual to the one this call path declares (a
+            view applies its routing config's manual overrides, which are the operator's).
     """
 
-    def __init__(self, policy: ApprovalPolicy | None, approver: Approver | None = None) -> None:
+    def __init__(
+        self,
+        policy: ApprovalPolicy | None,
+        approver: Approver | None = None,
+        *,
+        manual_for: Callable[[ToolManual], ToolManual] | None = None,
+    ) -> None:
         self.policy = policy
         self.approver = approver
+        self._manual_for = manual_for
 
     def decide(
         self,
@@ -90,6 +99,8 @@ class ApprovalGate:
         approved: ApprovedCall | None = None,
     ) -> Verdict:
         """Whether (and with which arguments) the call runs; asks the approver if needed."""
+        if self._manual_for is not None:
+            manual = self._manual_for(manual)
         first = self._prepare(
             tool, manual, arguments, preset=preset, version_hash=version_hash, call_id=call_id, approved=approved
         )
@@ -116,6 +127,8 @@ class ApprovalGate:
         approved: ApprovedCall | None = None,
     ) -> Verdict:
         """Async twin of :meth:`decide`; the (synchronous) approver runs in a worker thread."""
+        if self._manual_for is not None:
+            manual = self._manual_for(manual)
         first = self._prepare(
             tool, manual, arguments, preset=preset, version_hash=version_hash, call_id=call_id, approved=approved
         )
@@ -151,7 +164,8 @@ class ApprovalGate:
         if policy is None:
             return Verdict(arguments)
         try:
-            check = policy.check(tool, manual=manual, preset=preset, version_hash=version_hash)
+            # The arguments pick the action, whose risk decides (multi-action tools).
+            check = policy.check(tool, arguments, manual=manual, preset=preset, version_hash=version_hash)
         except ApprovalError as exc:
             logger.error("tool %s not run: approvals unavailable: %s", name, exc)
             return _refuse(

@@ -12,6 +12,7 @@ freedom level (:class:`~tools.approvals.FreedomLevel`) and the stored approvals
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from tools.approvals.errors import ApprovalError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FreedomLevel
 from tools.approvals.store import ApprovalsStore, ToolApproval
-from tools.manual import RiskLevel, ToolManual
+from tools.manual import RiskLevel, ToolManual, risk_rank
 
 if TYPE_CHECKING:
     from tools.base import Arguments, BaseTool
@@ -81,6 +82,22 @@ class ApprovalCheck:
         )
 
 
+def action_of(arguments: Arguments, preset: Mapping[str, Any] | None = None) -> object:
+    """The ``action`` a call names: the preset's (a registration that fixes it), else the
+    arguments' (a dict, or JSON text as the model sent it); None when there is none."""
+    if preset and "action" in preset:
+        return preset["action"]
+    if isinstance(arguments, Mapping):
+        return arguments.get("action")
+    if isinstance(arguments, (str, bytes)):
+        try:
+            decoded = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return None
+        return decoded.get("action") if isinstance(decoded, dict) else None
+    return None
+
+
 class ApprovalPolicy:
     """Decides which calls need a person's approval.
 
@@ -132,13 +149,15 @@ class ApprovalPolicy:
     ) -> ApprovalCheck:
         """Whether a call of ``tool`` may run now or needs a person's approval.
 
-        The decision depends on the tool (its risk and version) and the stored approvals;
-        ``arguments`` are accepted for callers that have them (the request built from the
-        check hashes them).
+        The decision depends on the tool (its risk and version) and the stored approvals.
+        For a multi-action tool (``manual.actions``) the risk is that of the action the
+        ``arguments`` (or the ``preset``) name; a missing or unknown action counts as the
+        tool's riskiest (fail closed).
 
         Args:
             tool: The tool, or its manual (then ``version_hash`` is required).
-            arguments: The call's arguments (unused by today's rules).
+            arguments: The call's arguments (their ``action`` picks a multi-action tool's
+                risk).
             manual: The manual of the tool's registration (default: the tool's own).
             preset: Arguments its registration fixes (part of its version hash).
             version_hash: The tool's version hash, when the caller knows it (e.g. an adopted
@@ -148,7 +167,6 @@ class ApprovalPolicy:
             ApprovalsFileError: the approvals file is unusable (fail closed: nothing runs).
             TypeError: a manual was given as ``tool`` without ``version_hash``.
         """
-        del arguments  # the rules depend on the tool only (see the docstring)
         if isinstance(tool, ToolManual):
             used = manual or tool
             if version_hash is None:
@@ -156,24 +174,43 @@ class ApprovalPolicy:
         else:
             used = manual if manual is not None else tool.get_manual()
         level = self.level
-        name, risk = used.name, used.risk
+        name, risk, which = used.name, used.risk, ""
+        if used.actions:
+            action = action_of(arguments, preset)
+            risk = used.risk_for(action)
+            known = used.action_risk(action) is not None
+            which = (
+                f"action {action!r} of {name!r} is {risk}: "
+                if known
+                else f"the call names no known action of {name!r}, so it counts as its riskiest ({risk}): "
+            )
         if not level.requires_approval(risk):
-            return ApprovalCheck(name, True, False, f"{risk} tools run freely at freedom level {level}", risk, level)
+            reason = f"{which}{risk} {'calls' if which else 'tools'} run freely at freedom level {level}"
+            return ApprovalCheck(name, True, False, reason, risk, level)
         if version_hash is None:
             version_hash = tool_version_hash(tool, manual=used, preset=preset)  # type: ignore[arg-type]
         stored = self.store.get(name) if self.store is not None else None
         approved = stored.version_hash if stored is not None else None
-        if approved == version_hash and stored is not None:
+        # An approval covers calls up to the risk it was given for: approving a multi-action
+        # tool's `list` "always" does not approve its `promote_draft`, and a tool whose risk an
+        # operator raised since must be approved again.
+        covered = stored is None or stored.risk is None or risk_rank(stored.risk) >= risk_rank(risk)
+        if approved == version_hash and stored is not None and covered:
             when = stored.approved_at.strftime("%Y-%m-%d")
             reason = f"a person approved this version of {name!r} on {when}"
             return ApprovalCheck(name, True, False, reason, risk, level, version_hash, approved)
-        if approved is not None:
+        if approved == version_hash and stored is not None:
+            reason = (
+                f"{which}{name!r} was approved for {stored.risk} calls only; a person must approve this {risk} call"
+            )
+        elif approved is not None:
             reason = (
                 f"{name!r} was approved for an earlier version; its configuration or schema changed since, "
                 "so it must be approved again"
             )
         else:
-            reason = f"{risk} tools need a person's approval at freedom level {level} ({level.meaning})"
+            what = "calls" if which else "tools"
+            reason = f"{which}{risk} {what} need a person's approval at freedom level {level} ({level.meaning})"
         return ApprovalCheck(name, False, True, reason, risk, level, version_hash, approved)
 
     def apply(self, request: ApprovalRequest, decision: Approve) -> ApprovedCall:

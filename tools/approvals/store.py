@@ -59,7 +59,8 @@ class ToolApproval(BaseModel):
     Attributes:
         version_hash: The tool's :func:`~tools.approvals.tool_version_hash` when approved.
         approved_at: When (UTC).
-        risk: The tool's risk when approved (informational).
+        risk: The risk of the call or tool approved: the approval covers calls up to it
+            (None, from older files: every call of that version).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -93,10 +93,12 @@ class LegacyTool(BaseTool[TOld, ToolResult]):
         return self._target
 
     def get_manual(self) -> ToolManual:
-        """The new tool's manual under the old name (the same category, risk and cost)."""
+        """The new tool's manual under the old name, declaring ``alias_of`` the new tool: the
+        same category, risk and cost, and every routing decision about the new tool (a deny
+        of ``web`` denies ``web_search``) applies to the old name."""
         if isinstance(self.manual, ToolManual):
             return self.manual.renamed(self.name)
-        return self._target.get_manual().renamed(self.name)
+        return self._target.get_manual().as_alias(self.name)
 
     @abstractmethod
     def map_arguments(self, request: TOld) -> dict[str, Any]:

@@ -143,6 +143,7 @@ class UserContextTool(BaseTool[UserContextRequest, dict[str, Any]]):
     manual = ToolManual(
         name="user_context",
         display_name="User context",
+        description="Reads the user's own context (calendar, finance, weather, ...); changes nothing.",
         category=ToolCategory.CONTEXT,
         risk="safe",
         mutating=False,

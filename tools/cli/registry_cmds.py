@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from tools.cli._context import EXIT_USAGE, console, fail, print_json, print_table, state
+from tools.cli._manual_view import RiskChoice
 
 if TYPE_CHECKING:
     from tools.store import CapabilityMatch, RegistryService, ToolConfig
@@ -155,24 +157,28 @@ def describe(
     tool_id: Annotated[str, typer.Argument(help="The adopted tool's id.")],
     as_json: JsonOption = False,
 ) -> None:
-    """Show one adopted tool: its settings, manual, provenance and version hash.
+    """Show one adopted tool: its settings, its risk, category and mutating flag (and where
+    each came from: you, a hint, its name, the fail-closed default), and its version hash.
 
     [b]Examples[/b]
 
       tooldeck describe get_current_time
       tooldeck describe weather --json
     """
+    from tools.cli._manual_view import manual_lines, manual_record
     from tools.store._secrets import redactor_for
     from tools.store.builder import manual_for
 
     service = state(ctx).registry_service()
     config = service.get(tool_id)
     settings = _masked(config.to_json_dict())
+    manual = manual_for(config)
     doc = {
         "id": config.id,
         "scope": service.store.scope_of(config.id),
         "config": settings,
-        "manual": manual_for(config).model_dump(mode="json"),
+        "manual": manual.model_dump(mode="json"),
+        "risk_model": manual_record(manual),
         "version_hash": config.compute_version_hash(),
         "adopted_version_hash": config.version_hash,
         "approved": not _changed(config),
@@ -188,11 +194,9 @@ def describe(
     out = console()
     title = f"{config.id} ({config.adapter_type}, {doc['scope']} registry)"
     out.print(Panel(Syntax(json.dumps(doc["config"], indent=2), "json", word_wrap=True), title=title))
-    manual = doc["manual"]
-    out.print(
-        f"category {manual['category']}, risk {manual['risk']}, mutating {manual['mutating']}, "
-        f"capabilities {', '.join(manual['capabilities']) or '-'}"
-    )
+    for line in manual_lines(manual):
+        out.print(escape(line))
+    out.print(f"capabilities {escape(', '.join(manual.capabilities) or '-')}")
     state_line = "changed since adoption: adopt it again to approve" if doc["needs_reapproval"] else "approved"
     out.print(f"version {doc['version_hash'][:16]} ({state_line})")
 
@@ -246,31 +250,58 @@ def adopt(  # noqa: PLR0917 - typer maps parameters to options
         Path | None, typer.Option("--from-file", "-f", help="Adopt a ToolConfig JSON file instead.")
     ] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace an adopted tool with the same id.")] = False,
+    risk: Annotated[
+        RiskChoice | None, typer.Option("--risk", help="Declare its risk (else: moderate, or dangerous by name).")
+    ] = None,
+    category: Annotated[
+        str | None, typer.Option("--category", help="Declare its category, e.g. file-read, web, search.")
+    ] = None,
+    read_only: Annotated[
+        bool | None,
+        typer.Option("--read-only/--mutating", help="Declare that it changes nothing (or that it changes things)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Adopt a catalog entry (or a ToolConfig file) into the project registry.
 
+    Nothing a tool's name or source says makes it safe: without your declarations it is
+    moderate (dangerous when its name or program deletes, sends, pays, deploys or executes)
+    and may change things. --risk, --category and --read-only declare them (stored in the
+    registry file); the output says where each value came from.
+
     [b]Examples[/b]
 
-      tooldeck adopt time:get_current_time
+      tooldeck adopt time:get_current_time --read-only --risk safe
       tooldeck adopt manuals:weather --id weather --capability forecast
-      tooldeck adopt --from-file mytool.json
+      tooldeck adopt --from-file mytool.json --category file-write
     """
+    from tools.cli._manual_view import declarations, manual_lines, manual_record
+    from tools.store.builder import manual_for
+
     if (catalog_id is None) == (from_file is None):
         fail("give a CATALOG_ID or --from-file FILE (one of them); e.g. tooldeck adopt time:get_current_time")
+    declared = declarations(risk, category, read_only)
     service = state(ctx).registry_service()
     target: Any = catalog_id
     if from_file is not None:
         target = _config_file(from_file)
         target = target.model_copy(update={"adopted_from": target.adopted_from or str(from_file.resolve())})
-    config = service.adopt(target, tool_id=tool_id, capabilities=capability or [], replace=replace)
+    config = service.adopt(target, tool_id=tool_id, capabilities=capability or [], replace=replace, manual=declared)
+    manual = manual_for(config)
     if as_json:
-        print_json(summary(config, service, "project"))
+        print_json(summary(config, service, "project") | {"risk_model": manual_record(manual)})
         return
-    console().print(
-        f"adopted [bold]{config.id}[/] ({config.adapter_type}) into {service.store.project_path}\n"
-        f"  try: tooldeck check {config.id}   then: tooldeck run {config.id} --params '{{...}}'"
-    )
+    out = console()
+    out.print(f"adopted [bold]{config.id}[/] ({config.adapter_type}) into {escape(str(service.store.project_path))}")
+    for line in manual_lines(manual):
+        out.print("  " + escape(line))
+    if declared is None:
+        again = shlex.join([catalog_id]) if catalog_id is not None else f"--from-file {shlex.quote(str(from_file))}"
+        out.print(
+            "  declare what you know of it: "
+            + escape(f"tooldeck adopt {again} --id {config.id} --replace [--risk R] [--category C] [--read-only]")
+        )
+    out.print(f"  try: tooldeck check {config.id}   then: tooldeck run {config.id} --params '{{...}}'")
 
 
 def _config_file(path: Path) -> ToolConfig:

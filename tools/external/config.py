@@ -236,6 +236,13 @@ class MCPConfig(_Frozen):
     transport: Literal["stdio", "streamable-http"] = "stdio"
     persistent: bool = Field(default=True, description="One reused session (True) or a spawn per call.")
     timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds per call.")
+    trusted: bool = Field(
+        default=False,
+        description=(
+            "Trust the server's tool annotations: readOnlyHint may then lower a tool's risk and declare it "
+            "read-only. Untrusted (the default), annotations may only raise risk."
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod

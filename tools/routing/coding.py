@@ -4,7 +4,9 @@ The default agent profiles (:mod:`tools.routing.profiles`) are written for these
 read, glob, grep, edit, write, patch, bash, webfetch, websearch, task, skill, todowrite,
 todoread and lsp. The workspace tools that implement them register with these manuals
 (``registry.register(tool, manual=CODING_TOOL_MANUALS_BY_NAME["read"])``) so that every
-profile routes them as the routing spec says.
+profile routes them as the routing spec says. Each declares its risk and ``mutating`` flag
+(nothing here relies on the fail-closed defaults): the read-only profiles get exactly the
+tools declared ``mutating=False``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         display_name="Read file",
         description="Read a file of the workspace, optionally a range of lines.",
         category=_FR,
+        risk="safe",
+        mutating=False,
         capabilities=("read_file", "view_file"),
     ),
     ToolManual(
@@ -34,6 +38,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         description="List the workspace files whose paths match a glob pattern.",
         category=_FR,
         secondary_categories=(_SEARCH,),
+        risk="safe",
+        mutating=False,
         capabilities=("find_files", "list_files"),
     ),
     ToolManual(
@@ -42,6 +48,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         description="Search the workspace files for a regular expression.",
         category=_FR,
         secondary_categories=(_SEARCH,),
+        risk="safe",
+        mutating=False,
         capabilities=("search_code", "regex_search"),
     ),
     ToolManual(
@@ -90,6 +98,7 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         description="Fetch a web page by URL and return its text.",
         category=ToolCategory.WEB,
         risk="moderate",
+        mutating=False,
         token_cost="high",  # noqa: S106 - a cost level, not a secret
         capabilities=("fetch_url", "read_web_page"),
     ),
@@ -99,14 +108,20 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         description="Search the web and return titles, URLs and snippets.",
         category=ToolCategory.WEB,
         risk="moderate",
+        mutating=False,
         token_cost="medium",  # noqa: S106 - a cost level, not a secret
         capabilities=("web_search",),
     ),
     ToolManual(
         name="task",
         display_name="Delegate task",
-        description="Hand a task to a sub-agent of a given type and return its answer.",
+        description=(
+            "Hand a task to a sub-agent of a given type and return its answer; the sub-agent never gets "
+            "more tools than its caller, so delegating changes nothing by itself."
+        ),
         category=ToolCategory.DELEGATION,
+        risk="safe",
+        mutating=False,
         token_cost="high",  # noqa: S106 - a cost level, not a secret
         capabilities=("delegate", "sub_agent"),
     ),
@@ -115,6 +130,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         display_name="Load skill",
         description="Load a skill: instructions for a kind of task.",
         category=_PLANNING,
+        risk="safe",
+        mutating=False,
         capabilities=("load_skill",),
     ),
     ToolManual(
@@ -122,6 +139,7 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         display_name="Write todo list",
         description="Replace the session's todo list.",
         category=_PLANNING,
+        risk="safe",
         mutating=True,
         capabilities=("todo",),
     ),
@@ -130,6 +148,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         display_name="Read todo list",
         description="Read the session's todo list.",
         category=_PLANNING,
+        risk="safe",
+        mutating=False,
         capabilities=("todo",),
     ),
     ToolManual(
@@ -137,6 +157,8 @@ CODING_TOOL_MANUALS: tuple[ToolManual, ...] = (
         display_name="Code navigation",
         description="Ask the language server for definitions, references, symbols and diagnostics.",
         category=ToolCategory.NAVIGATION,
+        risk="safe",
+        mutating=False,
         capabilities=("go_to_definition", "find_references", "diagnostics"),
     ),
 )

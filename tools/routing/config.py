@@ -9,8 +9,9 @@ remove_categories = ["execution"]
 add_tools = ["lsp"]                     # registered tools added whatever their category
 deny_tools = ["patch"]                  # a deny always wins
 
-[manuals.notion_search]                 # re-categorise a registered tool (e.g. an MCP one)
-category = "search"
+[manuals.notion_search]                 # the operator declares a registered tool's manual
+category = "search"                     # (e.g. an MCP one): category, risk, mutating, ...
+mutating = false                        # declared: read-only agents may now get it
 ```
 
 The same keys in a ``.json`` file. A file that cannot be used is a
@@ -94,9 +95,13 @@ class ManualOverride(BaseModel):
     capabilities: tuple[str, ...] | None = None
 
     def apply(self, manual: ToolManual) -> ToolManual:
-        """``manual`` with this override's set fields replaced."""
+        """``manual`` with this override's set fields replaced: the operator's declarations
+        (a set ``risk`` applies to every action of a multi-action tool)."""
         changes = self.model_dump(exclude_none=True)
-        return manual.model_copy(update=changes) if changes else manual
+        if not changes:
+            return manual
+        declared = {key: changes.pop(key) for key in ("category", "risk", "mutating") if key in changes}
+        return manual.with_declarations(by="operator", **declared, **changes)
 
 
 class ToolRoutingConfig(BaseModel):

@@ -20,6 +20,8 @@ from tools.routing.errors import RoutingConfigError
 
 _AGENT_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ALL_CATEGORIES: tuple[ToolCategory, ...] = tuple(ToolCategory)
+#: Every category a tool can be placed in (all but ``unclassified``).
+PLACED_CATEGORIES: tuple[ToolCategory, ...] = tuple(c for c in ToolCategory if c is not ToolCategory.UNCLASSIFIED)
 
 
 def allowed_values() -> str:
@@ -81,6 +83,9 @@ class AgentToolProfile:
         max_tool_count: At most this many tools (required ones first, then registration
             order); None for no limit.
         description: What the agent does (for people reading ``explain``).
+        read_only: Give only tools whose ``mutating=False`` was declared (by the tool's
+            author, the operator or a trusted server), whatever their category, even
+            required ones; a default never counts.
 
     Raises:
         RoutingConfigError: an unknown category, a bad tool name, a tool both denied and
@@ -93,6 +98,7 @@ class AgentToolProfile:
     required_tools: tuple[str, ...] = ()
     max_tool_count: int | None = None
     description: str = field(default="", compare=False)
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent_type, str) or not _AGENT_TYPE.match(self.agent_type):
@@ -111,6 +117,8 @@ class AgentToolProfile:
                 f"{owner} both denies and requires {', '.join(map(repr, both))}: "
                 "remove each from denied_tools or from required_tools"
             )
+        if not isinstance(self.read_only, bool):
+            raise RoutingConfigError(f"{owner}: read_only must be True or False, got {self.read_only!r}")
         count = self.max_tool_count
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
             raise RoutingConfigError(f"{owner}: max_tool_count must be a whole number >= 0 or None, got {count!r}")
@@ -139,13 +147,16 @@ _DOCS_DENY = ("write", "bash", "webfetch", "websearch", "task", "todowrite", "to
 
 def _default_profiles() -> dict[str, AgentToolProfile]:
     profiles = (
-        AgentToolProfile("main", ALL_CATEGORIES, (), ("skill",), description="The orchestrating agent: every tool."),
+        AgentToolProfile(
+            "main", PLACED_CATEGORIES, (), ("skill",), description="The orchestrating agent: every placed tool."
+        ),
         AgentToolProfile(
             "plan",
             (_FR, _SEARCH, _WEB, _PLAN, _DEL, _NAV),
             ("write", "todowrite", "todoread", "patch"),
             ("skill",),
             description="Plans changes: reads, searches and delegates, never writes files.",
+            read_only=True,
         ),
         AgentToolProfile(
             "explore",
@@ -153,6 +164,7 @@ def _default_profiles() -> dict[str, AgentToolProfile]:
             ("edit", "write", "bash", "webfetch", "websearch", "todowrite", "todoread", "patch", "skill"),
             ("task",),
             description="Explores a code base read-only.",
+            read_only=True,
         ),
         AgentToolProfile(
             "debugger",
@@ -167,6 +179,7 @@ def _default_profiles() -> dict[str, AgentToolProfile]:
             ("edit", "write", "todowrite", "todoread", "patch"),
             ("skill",),
             description="Researches in the code and on the web; changes nothing.",
+            read_only=True,
         ),
         AgentToolProfile(
             "docs-generator", (_FR, _FW, _SEARCH), _DOCS_DENY, (), description="Writes documentation by editing files."
@@ -194,6 +207,7 @@ def _default_profiles() -> dict[str, AgentToolProfile]:
             ("edit", "write", "bash", "webfetch", "websearch", "todowrite", "todoread", "task", "patch"),
             ("skill",),
             description="Reviews changes read-only and gives a verdict.",
+            read_only=True,
         ),
     )
     return {profile.agent_type: profile for profile in profiles}

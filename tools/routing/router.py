@@ -5,14 +5,24 @@ Resolution (DESIGN section 8), for an agent type and the registered tools' manua
 1. The profile of the agent type, or a permissive one (every category) for unknown types.
 2. Categories = the profile's allowed categories, plus the user's ``add_categories``,
    minus the user's ``remove_categories``.
-3. Candidates = tools whose primary or a secondary category is among them.
+3. Candidates = tools whose primary or a secondary category is among them. A tool whose
+   category nobody declared is placed by its name (:func:`categorize_tool`); a name the
+   heuristic does not recognise stays ``unclassified``, which only the permissive profile
+   allows.
 4. Minus the profile's ``denied_tools``, except tools the user's ``add_categories`` brought in.
 5. Plus the profile's ``required_tools`` and the user's ``add_tools`` (registered ones).
-6. Minus the user's ``deny_tools`` and ``global_deny``: a deny always wins.
+6. Read-only profiles (``plan``, ``explore``, ``researcher``, ``reviewer``) keep only tools
+   whose ``mutating=False`` was *declared* (by the tool's author, the operator or a trusted
+   server); minus the user's ``deny_tools`` and ``global_deny``: a deny always wins.
 7. ``max_tool_count``: required tools first, then registration order; the rest are cut.
 
+An old name (a manual with ``alias_of``) shares its tool's decision: a deny, require or
+add naming any name of a tool applies to all its names.
+
 :meth:`ToolRouter.explain` gives one :class:`RoutingDecision` per tool: included or not,
-the step that decided, and a sentence saying why.
+the step that decided, and a sentence saying why. Resolution is indexed
+(:mod:`tools.routing._index`): a registry's manuals are indexed once by category and name,
+and each agent type's decision over them is cached.
 """
 
 from __future__ import annotations
@@ -20,18 +30,17 @@ from __future__ import annotations
 import difflib
 import logging
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from tools.manual import ToolCategory, ToolManual
+from tools.routing._index import Decision, Placement, Plan, ResolutionStep, RoutingIndex, effective
+from tools.routing.categorize import categorize_tool
 from tools.routing.config import ToolRoutingConfig
 from tools.routing.errors import RoutingConfigError
 from tools.routing.profiles import DEFAULT_AGENT_PROFILES, AgentToolProfile, permissive_profile
 
-ResolutionStep = Literal[
-    "category", "denied", "add_categories", "required", "add_tools", "deny_tools", "global_deny", "max_tool_count"
-]
+__all__ = ["STEP_NUMBERS", "ResolutionStep", "RoutingDecision", "ToolRouter"]
 
 #: The DESIGN section 8 step number of each decision step.
 STEP_NUMBERS: Mapping[ResolutionStep, int] = {
@@ -40,11 +49,12 @@ STEP_NUMBERS: Mapping[ResolutionStep, int] = {
     "add_categories": 4,
     "required": 5,
     "add_tools": 5,
+    "read_only": 6,
     "deny_tools": 6,
     "global_deny": 6,
     "max_tool_count": 7,
 }
-_CACHE_SIZE = 64
+_CACHE_SIZE = 8
 logger = logging.getLogger(__name__)
 
 
@@ -57,12 +67,16 @@ class RoutingDecision:
         included: Whether the agent gets it.
         step: The resolution step that decided (see :data:`STEP_NUMBERS`).
         reason: A sentence a person can read.
+        alias_of: For an old name, the tool whose decision it follows.
+        aliases: The tool's old names (registered), which follow this decision.
     """
 
     tool: str
     included: bool
     step: ResolutionStep
     reason: str
+    alias_of: str | None = None
+    aliases: tuple[str, ...] = ()
 
     @property
     def step_number(self) -> int:
@@ -76,17 +90,11 @@ class RoutingDecision:
 
 @dataclass(frozen=True)
 class _Plan:
-    """Steps 1-2 and the name sets of steps 4-7 for one agent type (computed once)."""
+    """A :class:`Plan` and what ``explain`` says of steps 1-2."""
 
+    plan: Plan
     profile: AgentToolProfile
     has_profile: bool
-    categories: frozenset[ToolCategory]
-    brought_in: frozenset[ToolCategory]
-    denied: frozenset[str]
-    required: tuple[str, ...]
-    add_tools: tuple[str, ...]
-    deny_tools: frozenset[str]
-    global_deny: frozenset[str]
     added: tuple[ToolCategory, ...]
     removed: tuple[ToolCategory, ...]
 
@@ -131,7 +139,10 @@ class ToolRouter:
                 "fix the name or pass a profile for it to ToolRouter(profiles=...)"
             )
         self._plans: dict[str, _Plan] = {}
-        self._cache: dict[tuple[str, tuple[int, ...]], tuple[Sequence[ToolManual], list[ToolManual]]] = {}
+        self._overrides = {name: override.apply for name, override in self._config.manuals.items()}
+        self._place = Placement(categorize_tool)
+        # Indexes by (length, first id, last id); the full identity check is a list compare.
+        self._indexes: dict[tuple[int, int, int], list[RoutingIndex]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -153,39 +164,54 @@ class ToolRouter:
     def resolve(self, agent_type: str, manuals: Iterable[ToolManual]) -> list[ToolManual]:
         """The manuals of the tools ``agent_type`` gets, in registration order.
 
+        The manuals returned are the effective ones: the config's manual overrides applied,
+        and a category nobody declared placed by the tool's name.
+
         Args:
             agent_type: The agent type (profiles' keys; unknown types get every category).
             manuals: The registered tools' manuals in registration order
                 (``registry.manuals()``).
         """
-        seq = manuals if isinstance(manuals, (list, tuple)) else list(manuals)
-        key = (agent_type, tuple(map(id, seq)))
-        hit = self._cache.get(key)
-        if hit is not None and len(hit[0]) == len(seq) and all(a is b for a, b in zip(hit[0], seq, strict=True)):
-            return list(hit[1])
-        effective = self._effective(seq)
-        decided = self._decide(self._plan(agent_type), effective)
-        out = [manual for manual, (included, _) in zip(effective, decided, strict=True) if included]
-        with self._lock:
-            if len(self._cache) >= _CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = (tuple(seq), out)
-        return list(out)
+        return list(self._decision(agent_type, manuals)[1].manuals)
 
     def allows(self, agent_type: str, name: str, manuals: Iterable[ToolManual]) -> bool:
         """Whether ``agent_type`` gets the tool called ``name``."""
-        return any(manual.name == name for manual in self.resolve(agent_type, manuals))
+        index, decision = self._decision(agent_type, manuals)
+        group = index.group_of(name)
+        return group is not None and group in decision.included
+
+    def effective(self, manuals: Iterable[ToolManual]) -> list[ToolManual]:
+        """The manuals as routing sees them (overrides applied, categories placed)."""
+        return list(self._index(manuals).manuals)
 
     def explain(self, agent_type: str, manuals: Iterable[ToolManual]) -> list[RoutingDecision]:
         """One decision per tool, in registration order: included or not, which step, why."""
         plan = self._plan(agent_type)
-        effective = self._effective(list(manuals))
-        decided = self._decide(plan, effective)
-        count = sum(1 for included, _ in decided if included)
-        return [
-            RoutingDecision(manual.name, included, step, _reason(plan, manual, step, count))
-            for manual, (included, step) in zip(effective, decided, strict=True)
-        ]
+        index, decision = self._decision(agent_type, manuals)
+        count = len(decision.included)
+        out = []
+        for i, manual in enumerate(index.manuals):
+            group = index.group[i]
+            included = group in decision.included
+            step = decision.steps.get(group, "category")
+            target = index.manuals[group]
+            reason = _reason(plan, target, step, count)
+            if group != i:
+                out.append(
+                    RoutingDecision(
+                        manual.name,
+                        included,
+                        step,
+                        f"Follows {target.name} (it is an old name of it): {reason}",
+                        alias_of=target.name,
+                    )
+                )
+                continue
+            aliases = tuple(index.names_of(i)[1:])
+            if aliases:
+                reason += f" Its old names {', '.join(aliases)} follow this decision."
+            out.append(RoutingDecision(manual.name, included, step, reason, aliases=aliases))
+        return out
 
     def explain_text(self, agent_type: str, manuals: Iterable[ToolManual]) -> str:
         """Steps 1 and 2 as two lines, then one line per tool (``str`` of each decision)."""
@@ -195,7 +221,9 @@ class ToolRouter:
             first = f"1. profile: {agent_type!r} ({plan.profile.description or 'no description'})"
         else:
             first = f"1. profile: {agent_type!r} has none; the permissive profile allows every category"
-        second = "2. categories: " + (", ".join(sorted(c.value for c in plan.categories)) or "none")
+        if plan.plan.read_only:
+            first += "; read-only: only tools declared mutating=False"
+        second = "2. categories: " + (", ".join(sorted(c.value for c in plan.plan.categories)) or "none")
         if plan.added:
             second += " (user added " + ", ".join(c.value for c in plan.added) + ")"
         if plan.removed:
@@ -235,11 +263,26 @@ class ToolRouter:
 
     # ------------------------------------------------------------------ internals
 
-    def _effective(self, manuals: Sequence[ToolManual]) -> Sequence[ToolManual]:
-        overrides = self._config.manuals
-        if not overrides:
-            return manuals
-        return [overrides[m.name].apply(m) if m.name in overrides else m for m in manuals]
+    def _decision(self, agent_type: str, manuals: Iterable[ToolManual]) -> tuple[RoutingIndex, Decision]:
+        plan = self._plan(agent_type).plan
+        index = self._index(manuals)
+        with self._lock:
+            return index, index.decide(plan)
+
+    def _index(self, manuals: Iterable[ToolManual]) -> RoutingIndex:
+        seq = manuals if isinstance(manuals, (list, tuple)) else list(manuals)
+        key = (len(seq), id(seq[0]), id(seq[-1])) if seq else (0, 0, 0)
+        for index in self._indexes.get(key, ()):
+            # The index holds its source's manuals, so their ids are not reused: equal ids
+            # (compared by identity first, in C) mean the same manuals.
+            if index.source == seq:
+                return index
+        index = RoutingIndex(effective(seq, self._overrides, self._place), seq)
+        with self._lock:
+            if sum(map(len, self._indexes.values())) >= _CACHE_SIZE:
+                self._indexes.clear()
+            self._indexes.setdefault(key, []).append(index)
+        return index
 
     def _plan(self, agent_type: str) -> _Plan:
         plan = self._plans.get(agent_type)
@@ -262,59 +305,20 @@ class ToolRouter:
         allowed = set(profile.allowed_categories)
         added = tuple(c for c in override.add_categories if c not in allowed)
         categories = (allowed | set(override.add_categories)) - set(override.remove_categories)
-        return _Plan(
-            profile=profile,
-            has_profile=has_profile,
+        plan = Plan(
+            agent_type=agent_type,
+            read_only=profile.read_only,
+            max_tool_count=profile.max_tool_count,
             categories=frozenset(categories),
             brought_in=frozenset(added),
-            denied=frozenset(profile.denied_tools),
+            denied=profile.denied_tools,
             required=profile.required_tools,
             add_tools=tuple(t for t in override.add_tools if t not in profile.required_tools),
-            deny_tools=frozenset(override.deny_tools),
-            global_deny=frozenset(self._config.global_deny),
-            added=added,
-            removed=tuple(c for c in override.remove_categories if c in allowed),
+            deny_tools=override.deny_tools,
+            global_deny=self._config.global_deny,
         )
-
-    @staticmethod
-    def _decide(plan: _Plan, manuals: Sequence[ToolManual]) -> list[tuple[bool, ResolutionStep]]:
-        categories, required, add_tools = plan.categories, set(plan.required), set(plan.add_tools)
-        out: list[tuple[bool, ResolutionStep]] = []
-        for manual in manuals:
-            name = manual.name
-            step: ResolutionStep = "category"
-            included = manual.category in categories or any(c in categories for c in manual.secondary_categories)
-            if included and name in plan.denied:  # step 4
-                if plan.brought_in and _in(manual, plan.brought_in):
-                    step = "add_categories"
-                else:
-                    included, step = False, "denied"
-            if not included and name in required:  # step 5
-                included, step = True, "required"
-            elif not included and name in add_tools:
-                included, step = True, "add_tools"
-            if name in plan.deny_tools:  # step 6
-                included, step = False, "deny_tools"
-            elif name in plan.global_deny:
-                included, step = False, "global_deny"
-            out.append((included, step))
-        limit = plan.profile.max_tool_count
-        if limit is not None and sum(1 for included, _ in out if included) > limit:
-            _cut(plan, manuals, out, limit)
-        return out
-
-
-def _in(manual: ToolManual, categories: Collection[ToolCategory]) -> bool:
-    return manual.category in categories or any(c in categories for c in manual.secondary_categories)
-
-
-def _cut(plan: _Plan, manuals: Sequence[ToolManual], out: list[tuple[bool, ResolutionStep]], limit: int) -> None:
-    """Step 7: keep required tools first, then the user's add_tools, then registration order."""
-    index = {manual.name: i for i, manual in enumerate(manuals)}
-    priority = [index[name] for name in (*plan.required, *plan.add_tools) if name in index and out[index[name]][0]]
-    rest = [i for i, (included, _) in enumerate(out) if included and i not in priority]
-    for i in (priority + rest)[limit:]:
-        out[i] = (False, "max_tool_count")
+        removed = tuple(c for c in override.remove_categories if c in allowed)
+        return _Plan(plan, profile, has_profile, added, removed)
 
 
 def _valid_agent_type(agent_type: str) -> bool:
@@ -350,23 +354,45 @@ _SIMPLE_REASONS: Mapping[ResolutionStep, str] = {
 def _reason(plan: _Plan, manual: ToolManual, step: ResolutionStep, count: int) -> str:
     agent = plan.profile.agent_type
     mine = _cats(manual.categories)
+    if manual.origin.category == "heuristic":
+        mine += " (placed by its name)"
     label, verb = ("category", "is") if not manual.secondary_categories else ("categories", "are")
     if step == "add_categories":
-        brought = _cats(c for c in manual.categories if c in plan.brought_in)
+        brought = _cats(c for c in manual.categories if c in plan.plan.brought_in)
         return f"Included: the user's add_categories brought in {brought}, which lifts the {agent} profile's deny."
+    if step == "read_only":
+        said = "it may change things" if manual.mutating else manual.origin.describe("mutating")
+        return (
+            f"Excluded: the {agent} profile is read-only and {manual.name}'s mutating=False was not declared "
+            f"({said}); declare it for a tool that changes nothing (its manual, a routing config manuals "
+            "override, tooldeck adopt --read-only)."
+        )
     if step != "category":
         template = _SIMPLE_REASONS[step]
         return template.format(
             agent=agent, label=label, mine=mine, verb=verb, limit=plan.profile.max_tool_count, count=count
         )
+    return _category_reason(plan, manual, label, mine, verb)
+
+
+def _category_reason(plan: _Plan, manual: ToolManual, label: str, mine: str, verb: str) -> str:
+    agent = plan.profile.agent_type
     if not plan.has_profile:
         return f"Included: {agent!r} has no profile, so the permissive profile allows every category ({mine})."
-    matched = [c for c in manual.categories if c in plan.categories]
+    matched = [c for c in manual.categories if c in plan.plan.categories]
     if matched:
-        also = " (it is also required)" if manual.name in plan.required else ""
+        also = " (it is also required)" if manual.name in plan.plan.required else ""
+        if manual.origin.category == "heuristic":
+            also += " (its category was placed by its name)"
         are = "is" if len(matched) == 1 else "are"
         return f"Included: {_cats(matched)} {are} among the {agent} agent's categories{also}."
+    if manual.category is ToolCategory.UNCLASSIFIED:
+        return (
+            "Excluded: it is unclassified (no category was declared and its name says none), which only "
+            "the permissive profile allows; declare a category (its manual, a routing config manuals "
+            "override, tooldeck adopt --category)."
+        )
     return (
         f"Excluded: its {label} {mine} {verb} not among the {agent} agent's categories "
-        f"({_cats(sorted(plan.categories))})."
+        f"({_cats(sorted(plan.plan.categories))})."
     )

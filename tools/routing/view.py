@@ -117,15 +117,22 @@ class ToolView:
         self._policy = policy
         self._approver = approver
         self._gate: ApprovalGate | None = None
-        if policy is not None or approver is not None:
-            effective = policy if policy is not None else registry.policy
-            if effective is None:
-                raise RoutingConfigError("approver= needs a policy (the view's policy= or the registry's)")
+        self._router = router if router is not None else ToolRouter()
+        overrides = self._router.config.manuals
+        effective = policy if policy is not None else registry.policy
+        if approver is not None and effective is None:
+            raise RoutingConfigError("approver= needs a policy (the view's policy= or the registry's)")
+        if effective is not None and (policy is not None or approver is not None or overrides):
             from tools.approvals._gate import ApprovalGate
 
-            self._gate = ApprovalGate(effective, approver if approver is not None else registry.approver)
+            # The routing config's manual overrides are the operator's declarations: the
+            # view's approvals use them too (a risk raised there asks; lowered, runs).
+            self._gate = ApprovalGate(
+                effective,
+                approver if approver is not None else registry.approver,
+                manual_for=self._declared if overrides else None,
+            )
         self._agent_type = agent_type
-        self._router = router if router is not None else ToolRouter()
         self._lock = threading.RLock()
         self._state: _State | None = None
         self._router.check(registry.manuals())
@@ -134,6 +141,15 @@ class ToolView:
         self._search_limit = search_limit
         if pinned is not None:
             self._start_search(tuple(pinned), search_limit)
+
+    def _declared(self, manual: ToolManual) -> ToolManual:
+        """``manual`` with the routing config's override of it (or of the tool it is an old
+        name of) applied."""
+        overrides = self._router.config.manuals
+        override = overrides.get(manual.name)
+        if override is None and manual.alias_of is not None:
+            override = overrides.get(manual.alias_of)
+        return override.apply(manual) if override is not None else manual
 
     def _start_search(self, pinned: tuple[str, ...], limit: int) -> None:
         search = ToolSearchTool(self)
@@ -325,7 +341,18 @@ class ToolView:
         the agent's tools); see :meth:`LocalToolRegistry.check_approval`."""
         if name not in self._current().name_set:
             return None
-        return self._registry.check_approval(name, arguments, policy=self.policy)
+        overrides = self._router.config.manuals
+        return self._registry.check_approval(
+            name, arguments, policy=self.policy, manual_for=self._declared if overrides else None
+        )
+
+    def tool_version_hash(self, name: str, /) -> str | None:
+        """The version hash approvals of one of the agent's tools are bound to, with the
+        routing config's manual overrides applied (None: not one of the agent's tools)."""
+        if name not in self._current().name_set:
+            return None
+        overrides = self._router.config.manuals
+        return self._registry.tool_version_hash(name, manual_for=self._declared if overrides else None)
 
     def _allowed(self, name: str) -> bool:
         state = self._current()

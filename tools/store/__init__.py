@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Registry,
         ToolAuth,
         ToolConfig,
+        ToolHints,
     )
     from tools.store.errors import (
         AlreadyAdoptedError,
@@ -67,6 +68,7 @@ _HOMES = {
     "Registry": "tools.store.config",
     "ToolAuth": "tools.store.config",
     "ToolConfig": "tools.store.config",
+    "ToolHints": "tools.store.config",
     "AlreadyAdoptedError": "tools.store.errors",
     "CatalogError": "tools.store.errors",
     "RegistryFileError": "tools.store.errors",
@@ -115,6 +117,7 @@ __all__ = [
     "ToolBuilder",
     "ToolCatalog",
     "ToolConfig",
+    "ToolHints",
     "ToolNotAdoptedError",
     "UnknownCatalogEntryError",
     "adopt_command",

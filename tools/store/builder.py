@@ -5,8 +5,9 @@ HTTP and CLI tools become :class:`~tools.external.ExternalTool` instances run by
 ``ExternalTool`` over a shared :class:`~tools.external.MCPAdapter` (one session per server,
 opened on the first call, so building never starts a server); a binary is a
 :class:`~tools.external.BinaryTool` that spawns its executable per call. Every tool carries
-its :class:`~tools.routing.ToolManual` (source = adapter type, capabilities from the config,
-category/risk/mutating from the overrides or derived from the name).
+its :class:`~tools.manual.ToolManual` (source = adapter type, capabilities from the config,
+category/risk/mutating from the operator's declarations, else failing closed: see
+:func:`manual_for`).
 
 Adapters are created on first need (so building HTTP tools never imports the MCP SDK) and
 each one knows the configs it was given: the adapter of a built tool always has its config.
@@ -20,15 +21,15 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tools._fail_closed import external_manual
 from tools.base import BaseTool, check_parameters_schema
 from tools.errors import ToolDefinitionError
 from tools.external.config import AuthConfig
 from tools.external.config import ToolConfig as ExternalConfig
-from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual
+from tools.manual import ToolManual
 from tools.result import ToolResult
-from tools.routing.categorize import categorize_tool
 from tools.store._secrets import redact_result, redactor_for
-from tools.store.config import ToolConfig
+from tools.store.config import ToolConfig, ToolHints
 
 if TYPE_CHECKING:
     from tools.external import CLIAdapter, HTTPAdapter, MCPAdapter, ProcessRunner
@@ -37,39 +38,70 @@ logger = logging.getLogger(__name__)
 
 MODE_VARIABLE = "TOOLDECK_TOOL_MODE"
 _T = TypeVar("_T")
-_LARGE_SCHEMA_CHARS = 2_000
-_MEDIUM_SCHEMA_CHARS = 600
 
 
 def manual_for(config: ToolConfig, parameters: Mapping[str, Any] | None = None) -> ToolManual:
-    """The routing manual of ``config``: its overrides over what the name suggests.
+    """The manual of ``config``: the operator's declarations over what fails closed.
+
+    Without declarations an adopted tool is ``moderate`` and ``mutating`` (CLI tools and
+    binaries run programs: never less), ``dangerous`` when its id, the server's name for it,
+    its actions or the program it runs destroy, send, pay, deploy or execute (or an HTTP
+    endpoint uses ``DELETE``); the source's hints (:class:`~tools.store.ToolHints`) may raise
+    that, and lower it only for an MCP server marked ``trusted``. Category: the operator's,
+    else the source's claim, else ``unclassified`` (routing places it by name).
 
     Args:
         config: The tool's configuration.
         parameters: Its argument schema, to estimate the token cost (default: the config's).
     """
-    overrides = config.manual
-    server = _server_label(config)
-    category = overrides.category or categorize_tool(config.remote_tool or config.id, server=server)
-    derived_mutating = category in (ToolCategory.FILE_WRITE, ToolCategory.EXECUTION)
-    mutating = overrides.mutating if overrides.mutating is not None else derived_mutating
-    risk: RiskLevel = overrides.risk or (
-        "dangerous" if category is ToolCategory.EXECUTION else "moderate" if mutating else "safe"
-    )
-    size = len(json.dumps(parameters if parameters is not None else config.parameters or {})) + len(config.description)
-    cost: TokenCost = "high" if size > _LARGE_SCHEMA_CHARS else "medium" if size > _MEDIUM_SCHEMA_CHARS else "low"
-    return ToolManual(
-        name=config.id,
-        display_name=config.name,
-        description=config.description[:300],
-        category=category,
+    hints = config.hints or ToolHints()
+    destructive = hints.destructive
+    if config.http is not None and any(ep.method == "DELETE" for ep in config.http.endpoints.values()):
+        destructive = True
+    manual = external_manual(
+        config.id,
         source=config.adapter_type,
-        server=server,
-        risk=risk,
-        mutating=mutating,
-        token_cost=cost,
-        capabilities=tuple(config.capabilities),
+        server=_server_label(config),
+        remote_name=config.remote_tool,
+        description=config.description,
+        read_only=hints.read_only,
+        destructive=destructive,
+        trusted=config.mcp is not None and config.mcp.trusted,
+        risk_hint=hints.risk,
+        category_hint=hints.category,
+        programs=_programs(config),
+        words=_action_words(config),
+        schema=parameters if parameters is not None else config.parameters or {},
+        capabilities=config.capabilities,
     )
+    declared = config.manual
+    if not declared.is_empty():
+        manual = manual.with_declarations(
+            by="operator", category=declared.category, risk=declared.risk, mutating=declared.mutating
+        )
+    return manual.model_copy(update={"display_name": config.name}) if config.name else manual
+
+
+def _programs(config: ToolConfig) -> list[str]:
+    """The programs the tool runs (a CLI tool's argv[0], a binary's path)."""
+    if config.cli is not None:
+        return [config.cli.command[0]]
+    if config.binary is not None:
+        return [config.binary.path]
+    return []
+
+
+def _action_words(config: ToolConfig) -> list[str]:
+    """The action names of a CLI or HTTP tool and a CLI tool's literal arguments."""
+    if config.http is not None:
+        return list(config.http.endpoints)
+    if config.cli is None:
+        return []
+    words = [*config.cli.command[1:], *config.cli.actions]
+    for action in config.cli.actions.values():
+        for element in action.args:
+            words.extend(part for part in ([element] if isinstance(element, str) else element) if "{" not in part)
+    return words
 
 
 def _server_label(config: ToolConfig) -> str | None:

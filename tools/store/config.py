@@ -66,14 +66,40 @@ class ToolAuth(_Frozen):
 
 
 class ManualOverrides(_Frozen):
-    """Routing metadata an operator sets instead of the derived defaults (section 8).
+    """The operator's declarations of a tool's manual (``tooldeck adopt --risk --category
+    --read-only``, or the registry file's ``manual`` object). They win over everything else.
 
-    Unset fields keep what :func:`tools.routing.categorize_tool` derives from the tool's name.
+    Unset fields fail closed: risk ``moderate`` (``dangerous`` when the tool's name or the
+    program it runs destroys, sends, pays, deploys or executes), ``mutating`` true, category
+    ``unclassified`` (placed by name for routing only).
     """
 
     category: ToolCategory | None = None
     risk: RiskLevel | None = None
     mutating: bool | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing is declared."""
+        return self.category is None and self.risk is None and self.mutating is None
+
+
+class ToolHints(_Frozen):
+    """What a tool's source says about it: an MCP server's annotations, a catalog's claims.
+
+    A remote party's hints may raise risk; they lower it (or declare ``mutating=False``) only
+    for an MCP server whose config the operator marked ``trusted``.
+
+    Attributes:
+        read_only: ``readOnlyHint``: the tool changes nothing (True) or changes things.
+        destructive: ``destructiveHint``: the tool may destroy data.
+        risk: A risk level the source claims.
+        category: A category the source claims (used when the operator declared none).
+    """
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    risk: RiskLevel | None = None
+    category: ToolCategory | None = None
 
 
 class BinaryConfig(_Frozen):
@@ -113,7 +139,9 @@ class ToolConfig(_Frozen):
         parameters: JSON schema of the arguments, when the adapter config does not describe
             them (MCP tools and binaries: the schema seen at adoption).
         auth: The credential the tool needs, by variable name.
-        manual: Routing overrides (category, risk, mutating).
+        manual: The operator's declarations (category, risk, mutating).
+        hints: What the tool's source said about it (untrusted unless the MCP server is
+            ``trusted``).
         adopted_at: When the tool was adopted (None for hand-written entries).
         adopted_from: The catalog id or file it was adopted from.
         version_hash: :meth:`compute_version_hash` at adoption; a differing current hash
@@ -133,6 +161,7 @@ class ToolConfig(_Frozen):
     parameters: dict[str, Any] | None = None
     auth: ToolAuth | None = None
     manual: ManualOverrides = ManualOverrides()  # frozen: shared safely
+    hints: ToolHints | None = None
     adopted_at: datetime | None = None
     adopted_from: str | None = None
     version_hash: str | None = None
@@ -161,7 +190,8 @@ class ToolConfig(_Frozen):
         """SHA-256 (hex) of the canonical JSON of everything that changes behaviour.
 
         Included: adapter type and settings, remote tool, argument schema, description (prompt
-        text), auth *variable names* and manual overrides. Excluded: id, display name,
+        text), auth *variable names*, the operator's manual declarations and the source's
+        hints. Excluded: id, display name,
         capabilities, provenance and the hash itself. Secret values are never part of a config,
         so never part of the hash.
         """

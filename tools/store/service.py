@@ -31,7 +31,7 @@ from tools.base import BaseTool
 from tools.errors import ToolDefinitionError
 from tools.store.builder import ToolBuilder
 from tools.store.catalog import ToolCatalog
-from tools.store.config import Registry, ToolConfig
+from tools.store.config import ManualOverrides, Registry, ToolConfig
 from tools.store.errors import AlreadyAdoptedError, CatalogError, StoreError, ToolNotAdoptedError
 from tools.store.registry_store import RegistryStore
 from tools.store.sources import CatalogEntry, normalize_capability
@@ -158,6 +158,7 @@ class RegistryService:
         tool_id: str | None = None,
         capabilities: Sequence[str] = (),
         replace: bool = False,
+        manual: ManualOverrides | None = None,
     ) -> ToolConfig:
         """Add a tool to the project registry (locked, atomic) and return what was written.
 
@@ -166,6 +167,8 @@ class RegistryService:
             tool_id: Adopt under this id instead of the entry's own.
             capabilities: Capability tags added to the tool's own.
             replace: Replace an adopted tool with the same id.
+            manual: The operator's declarations (risk, category, mutating), over the
+                config's own ``manual``; stored in the registry file.
 
         Raises:
             UnknownCatalogEntryError: no catalog entry with that id.
@@ -183,6 +186,8 @@ class RegistryService:
         }
         if tool_id is not None:
             update["id"] = tool_id
+        if manual is not None and not manual.is_empty():
+            update["manual"] = config.manual.model_copy(update=manual.model_dump(exclude_none=True))
         adopted = ToolConfig.model_validate({**config.model_dump(), **update}).with_version_hash()
         self.builder.check(adopted)
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools._names import sanitize_tool_name
 from tools.external.config import ENV_NAME_PATTERN, HTTPConfig, HTTPEndpoint, MCPConfig
-from tools.store.config import BinaryConfig, ManualOverrides, ToolAuth, ToolConfig
+from tools.store.config import BinaryConfig, ManualOverrides, ToolAuth, ToolConfig, ToolHints
 from tools.store.errors import CatalogError
 
 MAX_MANUAL_BYTES = 20_000_000
@@ -140,7 +140,10 @@ class ManualFileSource(_Source):
         if not isinstance(item, dict):
             raise TypeError("each tool manual must be a JSON object")
         if "adapter_type" in item:
-            fields = {k: v for k, v in item.items() if k != "tags"}
+            # A catalog's "manual" claims are the source's hints, not the operator's declarations.
+            fields = {k: v for k, v in item.items() if k not in ("tags", "manual")}
+            if item.get("manual") is not None:
+                fields["hints"] = _claimed(item["manual"])
             raw_id = str(item.get("id") or item.get("name") or "")
             template = ToolConfig.model_validate({**fields, "id": sanitize_tool_name(raw_id)})
             return self._entry(template, raw_id, tuple(item.get("tags") or ()))
@@ -206,6 +209,8 @@ class MCPServerSource(_Source):
         env: Extra environment for the server process.
         auth_env: Environment variable holding a credential the server needs (by name).
         timeout: Seconds to start the server and list its tools.
+        trusted: Trust the server's tool annotations (adopted tools inherit it in their
+            ``mcp`` config): ``readOnlyHint`` may then lower risk. Default: hints only.
     """
 
     kind: Literal["mcp"] = "mcp"
@@ -214,10 +219,11 @@ class MCPServerSource(_Source):
     env: dict[str, str] | None = None
     auth_env: str | None = Field(default=None, pattern=ENV_NAME_PATTERN)
     timeout: float = Field(default=30.0, gt=0, le=600)
+    trusted: bool = False
 
     def config(self) -> MCPConfig:
         """The server as an :class:`~tools.external.MCPConfig`."""
-        return MCPConfig(command=self.command, url=self.url, env=self.env)
+        return MCPConfig(command=self.command, url=self.url, env=self.env, trusted=self.trusted)
 
     def collect(self, env: Mapping[str, str]) -> list[CatalogEntry]:
         """Start the server, list its tools, stop it.
@@ -252,7 +258,7 @@ class MCPServerSource(_Source):
             raise CatalogError(f"MCP source {self.name!r}: the server did not list its tools: {exc}") from None
         entries = []
         for tool in tools:
-            overrides = ManualOverrides(mutating=False) if tool.read_only else ManualOverrides()
+            # The server's annotations are its hints, never the operator's declarations.
             template = ToolConfig(
                 id=tool.name,
                 adapter_type="mcp",
@@ -261,7 +267,7 @@ class MCPServerSource(_Source):
                 remote_tool=tool.remote_name,
                 parameters=tool.parameters,
                 auth=auth,
-                manual=overrides,
+                hints=_hints(tool.read_only, tool.destructive),
             )
             entries.append(self._entry(template, tool.remote_name))
         return entries
@@ -308,6 +314,22 @@ class BinaryDirSource(_Source):
 
 
 CatalogSource = Annotated[ManualFileSource | MCPServerSource | BinaryDirSource, Field(discriminator="kind")]
+
+
+def _hints(read_only: bool | None, destructive: bool | None) -> ToolHints | None:
+    """An MCP tool's annotations as hints (None when it has none)."""
+    if read_only is None and destructive is None:
+        return None
+    return ToolHints(read_only=read_only, destructive=destructive)
+
+
+def _claimed(manual: Any) -> ToolHints:
+    """A catalog entry's ``manual`` object (category, risk, mutating) as hints."""
+    if not isinstance(manual, dict):
+        raise TypeError("'manual' must be an object with category, risk and/or mutating")
+    claims = ManualOverrides.model_validate(manual)
+    read_only = None if claims.mutating is None else not claims.mutating
+    return ToolHints(read_only=read_only, risk=claims.risk, category=claims.category)
 
 
 def _short(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ def _adopt_weather(tooldeck: Tooldeck, project: Path, api: WeatherAPI) -> None:
     (project / "apis.json").write_text(json.dumps(weather_manual(api.url)))
     assert tooldeck("catalog", "sync", "--manuals", "apis.json").code == 0
     assert tooldeck("adopt", "apis:weather").code == 0
+    assert tooldeck("approve", "weather").code == 0  # moderate (a remote API): asks at medium until approved
 
 
 def test_no_output_ever_contains_the_secret(

@@ -54,7 +54,9 @@ def _graph(tracer: ToolTracer, policy: ApprovalPolicy | None = None) -> AgentGra
         """
         return f"noted {path}"
 
-    registry.register(look)
+    registry.register(
+        look, manual=ToolManual(name="look", category=ToolCategory.FILE_READ, risk="safe", mutating=False)
+    )
     registry.register(note, manual=ToolManual(name="note", category=ToolCategory.FILE_WRITE, risk="moderate"))
     model = ScriptedModel(turn(call("c0", "look", path="a"), call("c1", "note", path="b")), answer("ok"))
     return AgentGraph(model, registry, tracer=tracer, provider="scripted-provider")

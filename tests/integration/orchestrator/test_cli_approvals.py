@@ -1,7 +1,8 @@
 """``python -m orchestrator`` with approvals, as real processes: without a level nothing is
 gated; with one, a run without a terminal pauses (exit 5, the state saved and printed with
 --json), and ``--resume FILE --approve-call ID`` / ``--deny-call ID`` finish it from a shell,
-once."""
+once. The operator declared ``store_knowledge`` moderate (see ``_held_notes``), so that it is
+the call held at freedom medium."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.orchestrator._held_notes import held_notes_env
 from tools.approvals import arguments_hash
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
@@ -31,6 +33,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
         "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
         "PYTHONPATH": str(REPO_ROOT),
+        **held_notes_env(tmp_path / "operator"),
     }
 
 

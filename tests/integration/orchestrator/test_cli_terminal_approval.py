@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.orchestrator._held_notes import held_notes_env
+
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -84,6 +86,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         "TERM": "dumb",
         "NO_COLOR": "1",
         "COLUMNS": "200",
+        **held_notes_env(tmp_path / "operator"),  # store_knowledge declared moderate: held at medium
     }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import OrchestratorService, ServiceConfigError, Settings
+from tests.integration.orchestrator._held_notes import routing_config
 from tools import LocalToolRegistry
 from tools.approvals import ApprovalsStore, Approve
 
@@ -22,7 +23,11 @@ def store(tmp_path: Path) -> ApprovalsStore:
 
 
 def _settings(tmp_path: Path, **values: object) -> Settings:
-    return Settings.from_env({}, data_dir=str(tmp_path / "data"), context_url="http://127.0.0.1:9", **values)
+    """The main agent, with store_knowledge declared moderate by the operator (held at medium)."""
+    operator: dict[str, object] = {"agent": "main", "routing_config": str(routing_config(tmp_path / "operator"))}
+    return Settings.from_env(
+        {}, data_dir=str(tmp_path / "data"), context_url="http://127.0.0.1:9", **{**operator, **values}
+    )
 
 
 def test_no_level_anywhere_means_no_gate(tmp_path: Path, store: ApprovalsStore) -> None:
@@ -70,7 +75,9 @@ def test_an_unusable_approvals_file_is_a_configuration_error(tmp_path: Path, sto
 
 def test_a_registry_without_the_policy_asked_for_is_refused(tmp_path: Path, store: ApprovalsStore) -> None:
     with pytest.raises(ServiceConfigError, match="built without a policy"):
-        OrchestratorService(_settings(tmp_path, freedom="low"), approvals=store, registry=LocalToolRegistry())
+        OrchestratorService(
+            _settings(tmp_path, freedom="low", agent=None), approvals=store, registry=LocalToolRegistry()
+        )
 
 
 def test_from_env_reads_the_users_approvals_file(tmp_path: Path) -> None:

@@ -44,52 +44,77 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def git_registry(repo: Path) -> Iterator[LocalToolRegistry]:
+READ_ONLY = ["git_status", "git_diff_unstaged", "git_diff_staged", "git_diff", "git_log", "git_show", "git_branch"]
+#: What the operator of a trusted git server declares: where its tools go.
+WRITES = {"git_commit": "file-write", "git_add": "file-write", "git_reset": "file-write"}
+
+
+def _registry(repo: Path, **options: object) -> Iterator[LocalToolRegistry]:
     command = [sys.executable, "-m", "mcp_server_git", "--repository", str(repo)]
-    with MCPToolset(command, call_timeout=30, label="git") as toolset:
+    with MCPToolset(command, call_timeout=30, label="git", **options) as toolset:  # type: ignore[arg-type]
         registry = LocalToolRegistry()
         for tool in toolset.tools():
             registry.register(tool)
         yield registry
 
 
-def test_mcp_tools_get_manuals_from_their_server(git_registry: LocalToolRegistry) -> None:
+@pytest.fixture(scope="module")
+def git_registry(repo: Path) -> Iterator[LocalToolRegistry]:
+    """The git server as it comes: its annotations are a remote party's hints."""
+    yield from _registry(repo)
+
+
+@pytest.fixture(scope="module")
+def trusted_registry(repo: Path) -> Iterator[LocalToolRegistry]:
+    """The git server marked trusted, with the operator's categories."""
+    yield from _registry(repo, trusted=True, default_category="file-read", categories=WRITES)
+
+
+def test_an_untrusted_servers_read_only_hints_make_nothing_safe(git_registry: LocalToolRegistry) -> None:
     manuals = {m.name: m for m in git_registry.manuals()}
     status = manuals["git_status"]
     assert (status.source, status.server, status.category, status.mutating, status.risk) == (
         "mcp",
         "git",
-        ToolCategory.FILE_READ,
-        False,
-        "safe",
+        ToolCategory.UNCLASSIFIED,
+        True,
+        "moderate",
     )
-    # the name heuristic would say file-read; the server says it changes things
+    assert status.origin.notes == ("readOnlyHint ignored: the server is not trusted (mutating assumed)",)
+    assert all(m.risk != "safe" and m.mutating for m in manuals.values())
+    reset = manuals["git_reset"]
+    assert (reset.risk, reset.origin.risk) == ("dangerous", "name")
+    assert "the server marks it destructive (destructiveHint)" in reset.origin.notes
+    for agent_type in ("reviewer", "explore", "plan", "researcher"):
+        assert git_registry.for_agent(agent_type).names() == [], agent_type
+    # nobody declared categories: only a name the heuristic knows is placed (create -> file-write)
+    assert git_registry.for_agent("coder").names() == ["git_create_branch"]
+
+
+def test_a_trusted_servers_hints_declare_its_read_only_tools(trusted_registry: LocalToolRegistry, repo: Path) -> None:
+    manuals = {m.name: m for m in trusted_registry.manuals()}
+    status = manuals["git_status"]
+    assert (status.category, status.mutating, status.risk) == (ToolCategory.FILE_READ, False, "safe")
+    assert (status.origin.category, status.origin.risk, status.origin.mutating) == (
+        "operator",
+        "trusted-hint",
+        "trusted-hint",
+    )
     assert manuals["git_commit"].category is ToolCategory.FILE_WRITE
+    assert (manuals["git_commit"].risk, manuals["git_commit"].mutating) == ("moderate", True)
     assert manuals["git_reset"].risk == "dangerous"
-
-
-def test_reviewer_gets_the_read_only_git_tools_and_cannot_commit(git_registry: LocalToolRegistry, repo: Path) -> None:
     (repo / "README.md").write_text("changed\n")
     git(repo, "add", "README.md")
-    reviewer = git_registry.for_agent("reviewer")
-    assert reviewer.names() == [
-        "git_status",
-        "git_diff_unstaged",
-        "git_diff_staged",
-        "git_diff",
-        "git_log",
-        "git_show",
-        "git_branch",
-    ]
+    reviewer = trusted_registry.for_agent("reviewer")
+    assert reviewer.names() == READ_ONLY
     assert "git_commit" not in [t["name"] for t in reviewer.to_mcp_tools()]
-    status = reviewer.call_tool("git_status", repo_path=str(repo))
-    assert status.status == "success"
+    status_call = reviewer.call_tool("git_status", repo_path=str(repo))
+    assert status_call.status == "success"
     denied = reviewer.call_tool("git_commit", repo_path=str(repo), message="sneaky")
     assert denied.error is not None
     assert denied.error.type == "permission_denied"
     assert git(repo, "log", "--oneline").count("\n") == 1
-    coder = git_registry.for_agent("coder")
+    coder = trusted_registry.for_agent("coder")
     assert {"git_commit", "git_add", "git_reset"} <= set(coder.names())
     assert coder.call_tool("git_commit", repo_path=str(repo), message="second").status == "success"
     assert git(repo, "log", "--oneline").count("\n") == 2

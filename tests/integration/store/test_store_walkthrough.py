@@ -105,11 +105,12 @@ def test_docs_walkthrough_is_what_this_test_runs() -> None:
         'tooldeck catalog sync --mcp "time=python -m mcp_server_time" --manuals apis.json',
         'tooldeck catalog search "current time"',
         "tooldeck list --capability current_time",
-        "tooldeck adopt time:get_current_time",
+        "tooldeck adopt time:get_current_time --read-only --risk safe",
         "tooldeck adopt apis:weather --capability local_weather",
         "tooldeck list",
         "tooldeck check get_current_time",
         "tooldeck check weather",
+        "tooldeck approve weather",
         "tooldeck run get_current_time --arg timezone=Europe/Lisbon",
         """tooldeck run weather --params '{"city": "Lisbon"}'""",
     ]

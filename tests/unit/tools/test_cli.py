@@ -18,7 +18,7 @@ from tools.registry import LocalToolRegistry
 
 FACTORY = textwrap.dedent(
     '''
-    from tools import LocalToolRegistry
+    from tools import LocalToolRegistry, ToolManual
 
     def add(a: int, b: int = 0) -> int:
         """Add two integers."""
@@ -26,7 +26,8 @@ FACTORY = textwrap.dedent(
 
     def build():
         registry = LocalToolRegistry()
-        registry.register(add)
+        # declared safe: an undeclared tool is moderate and asks at the default level
+        registry.register(add, manual=ToolManual(name="add", category="compute", risk="safe", mutating=False))
         return registry
 
     REGISTRY = build()

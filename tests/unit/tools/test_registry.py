@@ -268,7 +268,7 @@ def test_hidden_registrations_are_callable_but_not_offered() -> None:
         return order_id
 
     registry = LocalToolRegistry()
-    manual = ToolManual(name="lookup", category=ToolCategory.SEARCH)
+    manual = ToolManual(name="lookup", category=ToolCategory.SEARCH, risk="safe", mutating=False)
     registry.register(lookup, manual=manual)
     registry.register(lookup, name="get_order", hidden=True, manual=manual)  # an old name
     assert registry.is_hidden("get_order") and not registry.is_hidden("lookup")

@@ -62,11 +62,17 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
     this machine) is an ``execution_error`` that counts against the circuit breaker, while
     a misbehaving program never does.
 
+    Risk: with its own sandbox (the default) the tool is ``safe``: the program's effects
+    stay inside the sandbox (no network, no host files, nothing kept), so it runs without
+    asking at freedom level ``medium``. With an injected sandbox, whose containment this
+    tool cannot know, it is ``dangerous`` unless registered with another manual
+    (``registry.register(tool, manual=CodeExecutorTool.contained_manual)``).
+
     Args:
         sandbox: Where code runs. Default: a :class:`LocalSandbox` with its safe default
             limits (10 s, 512 MiB, 16 MiB files, 64 processes, 64 kB of output per stream),
-            owned by this tool and shut down by :meth:`close`. An injected sandbox is left
-            to its owner.
+            network and filesystem isolated, owned by this tool and shut down by
+            :meth:`close`. An injected sandbox is left to its owner.
     """
 
     name = "execute_code"
@@ -79,16 +85,29 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
     manual = ToolManual(
         name="execute_code",
         display_name="Run code",
+        description="Runs model-written code in a sandbox this tool did not set up: its containment is unknown.",
         category=ToolCategory.EXECUTION,
         risk="dangerous",
         mutating=True,
         token_cost="high",  # noqa: S106 - a cost level, not a secret
         capabilities=("run_python", "code_execution", "sandbox"),
     )
+    #: The manual with the tool's own sandbox: effects stay inside it, so ``safe``.
+    contained_manual = manual.model_copy(
+        update={
+            "risk": "safe",
+            "description": (
+                "Runs model-written code in tooldeck's sandbox: no network, no host files, nothing kept "
+                "between calls. Its effects stay inside the sandbox, so it is safe."
+            ),
+        }
+    )
 
     def __init__(self, *, sandbox: SandboxClient | None = None) -> None:
         self._owns_sandbox = sandbox is None
         self._sandbox: SandboxClient = sandbox if sandbox is not None else LocalSandbox()
+        if self._owns_sandbox:
+            self.manual = self.contained_manual
 
     @property
     def sandbox(self) -> SandboxClient:

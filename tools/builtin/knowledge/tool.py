@@ -120,8 +120,13 @@ class KnowledgeStoreTool(BaseTool[StoreKnowledgeRequest, StoreKnowledgeResponse]
     manual = ToolManual(
         name="store_knowledge",
         display_name="Store knowledge",
+        description=(
+            "Saves a note in tooldeck's own knowledge base. Its effect stays inside tooldeck's data "
+            "(nothing is sent anywhere, nothing of the user's is changed), so it is safe: it runs "
+            "without asking at freedom level medium."
+        ),
         category=ToolCategory.MEMORY,
-        risk="moderate",
+        risk="safe",
         mutating=True,
         token_cost="low",  # noqa: S106 - a cost level, not a secret
         capabilities=("remember", "save_note", "knowledge_base"),
@@ -163,6 +168,7 @@ class KnowledgeSearchTool(BaseTool[SearchKnowledgeRequest, SearchKnowledgeRespon
     manual = ToolManual(
         name="search_knowledge",
         display_name="Search knowledge",
+        description="Searches tooldeck's own knowledge base; reads only.",
         category=ToolCategory.MEMORY,
         risk="safe",
         mutating=False,

@@ -96,6 +96,7 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
     manual = ToolManual(
         name="math_solver",
         display_name="Math solver",
+        description="Computes in process or in a worker process; reads and changes nothing.",
         category=ToolCategory.COMPUTE,
         risk="safe",
         mutating=False,

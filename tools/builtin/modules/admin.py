@@ -59,6 +59,8 @@ class ListModules(ActionStrategy[BaseModel]):
     """``list``: every module with its state."""
 
     action_name = "list"
+    risk = "safe"
+    mutating = False
     description = "List the modules: installed or not, enabled, active version, credentials stored, load status."
     RequestModel = None
 
@@ -106,6 +108,8 @@ class EnableModule(ActionStrategy[ModuleIdRequest]):
     """``enable``: the context service starts serving the module."""
 
     action_name = "enable"
+    risk = "dangerous"
+    mutating = True
     description = "Enable an installed module: the context service serves its data (no restart needed)."
 
     def __init__(
@@ -148,6 +152,8 @@ class DisableModule(ActionStrategy[ModuleIdRequest]):
     """``disable``: the context service stops serving the module."""
 
     action_name = "disable"
+    risk = "moderate"
+    mutating = True
     description = "Disable a module: the context service stops serving it (it stays installed)."
 
     def __init__(self, store: ModuleStore) -> None:
@@ -164,6 +170,8 @@ class StoreCredentials(ActionStrategy[StoreCredentialsRequest]):
     """``store_credentials``: encrypt and keep a module's credentials."""
 
     action_name = "store_credentials"
+    risk = "dangerous"
+    mutating = True
     description = (
         "Store a module's credentials, encrypted: api_key, or credentials_json for several. They are never shown again."
     )
@@ -275,8 +283,14 @@ class ModuleAdminTool(CompositeTool):
     manual = ToolManual(
         name="module_admin",
         display_name="Module admin",
+        description=(
+            "Lists, enables and disables modules, keeps their credentials, edits drafts and switches "
+            "versions. Risk is per action: list, list_versions and diff_draft are safe; enable, "
+            "store_credentials, edit_draft, promote_draft and rollback_version are dangerous (they "
+            "change which code runs or what it can reach)."
+        ),
         category=ToolCategory.FILE_WRITE,
-        risk="moderate",
+        risk="dangerous",
         mutating=True,
         token_cost="medium",  # noqa: S106 - a cost level, not a secret
         capabilities=("modules", "data_sources", "credentials", "versions"),

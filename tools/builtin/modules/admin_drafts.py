@@ -65,6 +65,8 @@ class CreateDraft(ActionStrategy[ModuleIdRequest]):
     """``create_draft``: a copy of the active version to change."""
 
     action_name = "create_draft"
+    risk = "safe"
+    mutating = True
     description = "Start a draft of an installed module: a copy of its active version to change safely."
 
     def __init__(self, drafts: DraftManager) -> None:
@@ -86,6 +88,8 @@ class EditDraft(ActionStrategy[EditDraftRequest]):
     """``edit_draft``: write one file of a draft."""
 
     action_name = "edit_draft"
+    risk = "dangerous"
+    mutating = True
     description = "Write one file of a draft (file_path inside the module, the complete content)."
 
     def __init__(self, drafts: DraftManager) -> None:
@@ -100,6 +104,8 @@ class DiffDraft(ActionStrategy[DraftIdRequest]):
     """``diff_draft``: what the draft changes."""
 
     action_name = "diff_draft"
+    risk = "safe"
+    mutating = False
     description = "Show a draft's changes as a unified diff against the version it started from."
 
     def __init__(self, drafts: DraftManager) -> None:
@@ -114,6 +120,8 @@ class ValidateDraft(ActionStrategy[DraftIdRequest]):
     """``validate_draft``: validate a draft's files."""
 
     action_name = "validate_draft"
+    risk = "safe"
+    mutating = True
     description = "Validate a draft like validate does a module (static scan, then its tests in the sandbox)."
 
     def __init__(self, drafts: DraftManager, validator: ModuleValidator) -> None:
@@ -138,6 +146,8 @@ class PromoteDraft(ActionStrategy[DraftIdRequest]):
     """``promote_draft``: a validated draft becomes the module's next version."""
 
     action_name = "promote_draft"
+    risk = "dangerous"
+    mutating = True
     description = "Make a validated draft the module's new active version (atomic; the draft is then removed)."
 
     def __init__(
@@ -191,6 +201,8 @@ class ListVersions(ActionStrategy[ModuleIdRequest]):
     """``list_versions``: a module's installed versions."""
 
     action_name = "list_versions"
+    risk = "safe"
+    mutating = False
     description = "List a module's installed versions and which one is active."
 
     def __init__(self, store: ModuleStore, versions: VersionManager) -> None:
@@ -211,6 +223,8 @@ class RollbackVersion(ActionStrategy[RollbackRequest]):
     """``rollback_version``: make an earlier version active again."""
 
     action_name = "rollback_version"
+    risk = "dangerous"
+    mutating = True
     description = "Make an earlier version active again (atomic; exactly that version's files are served)."
 
     def __init__(self, store: ModuleStore, versions: VersionManager) -> None:

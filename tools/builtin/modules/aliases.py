@@ -212,7 +212,8 @@ class ModuleAliasTool(BaseTool[BaseModel, ToolResult]):
         self.version = target.version
         self.timeout = target.timeout
         self.sequential = target.sequential
-        self.manual = target.get_manual().renamed(alias.name)
+        # An old name of the target (alias_of): routing follows the target; risk is the action's.
+        self.manual = target.get_manual().as_alias(alias.name, action=alias.action)
         self._target = target
 
     def execute_internal(self, request: BaseModel) -> ToolResult:

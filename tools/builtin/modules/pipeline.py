@@ -106,6 +106,8 @@ class BuildModule(ActionStrategy[BuildRequest]):
     """``build``: a new module from the template."""
 
     action_name = "build"
+    risk = "safe"
+    mutating = True
     description = "Create a new module (a data-source adapter) from a template; returns its id and starting code."
 
     def __init__(self, store: ModuleStore, reserved_ids: frozenset[str]) -> None:
@@ -158,6 +160,8 @@ class WriteCode(ActionStrategy[WriteCodeRequest]):
     """``write_code``: replace the module's adapter.py."""
 
     action_name = "write_code"
+    risk = "dangerous"
+    mutating = True
     description = "Replace the module's adapter.py with adapter_code (then validate)."
 
     def __init__(self, store: ModuleStore) -> None:
@@ -183,6 +187,8 @@ class RepairModule(ActionStrategy[ModuleIdRequest]):
     """``repair``: ask the LLM gateway for a fix of the last failed validation."""
 
     action_name = "repair"
+    risk = "dangerous"
+    mutating = True
     description = "Ask the LLM for a corrected adapter.py from the last failed validation (then validate again)."
 
     def __init__(self, store: ModuleStore, repairer: ModuleRepairer | None, scanner: StaticScanner) -> None:
@@ -221,6 +227,8 @@ class ValidateModule(ActionStrategy[ModuleIdRequest]):
     """``validate``: static scan, then the module's tests in the sandbox."""
 
     action_name = "validate"
+    risk = "safe"
+    mutating = True
     description = (
         "Check the module: a static code scan, then its tests in the sandbox (network off). "
         "When it passes, the result holds the attestation install needs."
@@ -246,6 +254,8 @@ class InstallModule(ActionStrategy[InstallRequest]):
     """``install``: the validated files become the module's next version."""
 
     action_name = "install"
+    risk = "dangerous"
+    mutating = True
     description = "Install the module's validated files; needs the attestation validate returned."
 
     def __init__(self, store: ModuleStore, versions: VersionManager, validator: ModuleValidator) -> None:
@@ -300,6 +310,8 @@ class UninstallModule(ActionStrategy[ModuleIdRequest]):
     """``uninstall``: remove the installed versions, drafts and credentials."""
 
     action_name = "uninstall"
+    risk = "dangerous"
+    mutating = True
     description = "Uninstall the module: its versions, drafts and credentials are removed; the build area stays."
 
     def __init__(
@@ -355,6 +367,11 @@ class ModulePipelineTool(CompositeTool):
     manual = ToolManual(
         name="module_pipeline",
         display_name="Module pipeline",
+        description=(
+            "Builds, validates and installs data-source modules. Risk is per action: build and validate "
+            "are safe (tooldeck's own build area, tests in the sandbox); write_code, repair, install and "
+            "uninstall are dangerous (they change the code that will run)."
+        ),
         category=ToolCategory.FILE_WRITE,
         secondary_categories=(ToolCategory.EXECUTION,),
         risk="dangerous",

@@ -97,6 +97,8 @@ class WebSearchAction(ActionStrategy[WebSearchRequest]):
     """
 
     action_name = "search"
+    risk = "moderate"
+    mutating = False
     description = "Search the web; returns title, url and snippet for each result."
 
     def __init__(self, backend: SearchBackend | None) -> None:
@@ -121,6 +123,8 @@ class WebLoadAction(ActionStrategy[WebLoadRequest]):
     """
 
     action_name = "load"
+    risk = "moderate"
+    mutating = False
     description = "Read one web page by URL; returns its main text (and links if asked)."
 
     def __init__(self, fetcher: PageFetcher, extractor: PageExtractor) -> None:
@@ -228,6 +232,10 @@ class WebTool(CompositeTool):
     manual = ToolManual(
         name="web",
         display_name="Web",
+        description=(
+            "Searches the web and reads public pages: it changes nothing, but its queries and URLs "
+            "reach other parties, so it is moderate (asks at freedom level medium)."
+        ),
         category=ToolCategory.WEB,
         risk="moderate",
         mutating=False,

@@ -136,6 +136,7 @@ class MCPAdapter:
             call_timeout=config.timeout or mcp.timeout,
             progress_callback=self._progress_callback,
             label=config.id,
+            trusted=mcp.trusted,
         )
 
     def tools(self, tool_id: str) -> list[MCPTool]:

@@ -141,8 +141,14 @@ class MCPTool(BaseTool[dict[str, Any], Any]):
 
     @property
     def read_only(self) -> bool | None:
-        """The server's ``readOnlyHint`` annotation, if given (useful for routing)."""
+        """The server's ``readOnlyHint`` annotation, if given: a hint from the server, which
+        the tool's manual trusts only for a server marked ``trusted``."""
         return None if self._annotations is None else self._annotations.read_only_hint
+
+    @property
+    def destructive(self) -> bool | None:
+        """The server's ``destructiveHint`` annotation, if given (a hint, like :attr:`read_only`)."""
+        return None if self._annotations is None else self._annotations.destructive_hint
 
     def with_timeout(self, call_timeout: float) -> MCPTool:
         """A copy of this tool whose calls may take ``call_timeout`` seconds."""

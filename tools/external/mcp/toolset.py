@@ -14,6 +14,7 @@ from typing import Any, Literal, TextIO
 
 import mcp_types
 
+from tools._fail_closed import external_manual
 from tools.errors import ToolError, UnknownToolError
 from tools.external.mcp._connect import ClientOptions, MCPConfigError, MCPServerParams, clip
 from tools.external.mcp._home import SessionHome
@@ -28,7 +29,6 @@ from tools.external.mcp._session import (
 from tools.external.mcp.tool import MCPTool
 from tools.manual import ToolCategory, ToolManual
 from tools.result import ToolResult
-from tools.routing.categorize import external_manual
 
 logger = logging.getLogger(__name__)
 
@@ -102,11 +102,17 @@ class MCPToolset:
             revision (2026-07-28) when the server has it, falling back to the handshake.
             With SDK 2.3 the newest revision costs about a quarter more per call (see
             ``scripts/_bench_mcp.py``) and adds nothing tool calls need.
-        categories: Routing categories by tool name (the server's name or the local one);
-            they win over ``default_category`` and the name heuristic (see
+        categories: Routing categories by tool name (the server's name or the local one),
+            declared by you; they win over ``default_category``. A tool neither names is
+            ``unclassified`` (routing places it by name: see
             :func:`tools.routing.categorize_tool`).
         default_category: The category of this server's tools that ``categories`` does
-            not name (e.g. ``"planning"`` for an issue tracker); default: the heuristic.
+            not name (e.g. ``"planning"`` for an issue tracker).
+        trusted: Trust the server's tool annotations. Untrusted (the default), they are a
+            remote party's hints: ``destructiveHint`` raises a tool to ``dangerous``, but
+            ``readOnlyHint`` is ignored, so every tool is at least ``moderate`` and
+            ``mutating`` (read-only agents get none of them). Trusted, ``readOnlyHint``
+            makes a tool ``safe`` and declares it ``mutating=False``.
 
     Raises:
         MCPConfigError: both or neither of ``command``/``url``, a shell string as command,
@@ -132,6 +138,7 @@ class MCPToolset:
         protocol: Literal["auto", "legacy"] = "legacy",
         categories: Mapping[str, ToolCategory | str] | None = None,
         default_category: ToolCategory | str | None = None,
+        trusted: bool = False,
     ) -> None:
         if isinstance(command, str):
             raise MCPConfigError(
@@ -151,6 +158,7 @@ class MCPToolset:
         self._prefix = check_prefix(prefix)
         self._categories = {key: _category(value, f"categories[{key!r}]") for key, value in (categories or {}).items()}
         self._default_category = _category(default_category, "default_category") if default_category else None
+        self._trusted = trusted
         self._call_timeout = call_timeout
         self._connect_timeout = connect_timeout
         self._progress_callback = progress_callback
@@ -182,6 +190,11 @@ class MCPToolset:
         For diagnostics; None before the first call and for URL servers.
         """
         return self._home.session.server_pid
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the server's tool annotations are trusted (may lower risk)."""
+        return self._trusted
 
     @property
     def persistent(self) -> bool:
@@ -250,6 +263,7 @@ class MCPToolset:
             server_default=self._default_category,
             read_only=hints.read_only_hint if hints is not None else None,
             destructive=hints.destructive_hint if hints is not None else None,
+            trusted=self._trusted,
             schema=tool.input_schema,
         )
 

@@ -92,7 +92,7 @@ def test_unknown_category_names_the_file_the_key_and_the_allowed_values(tmp_path
     assert message == (
         ": invalid routing config:\n  profiles.coder.add_categories[1]: 'internet' is not a category; allowed "
         "values: file-read, file-write, execution, web, planning, delegation, search, navigation, context, "
-        "memory, compute"
+        "memory, compute, unclassified"
     )
 
 

@@ -187,7 +187,9 @@ def test_view_re_resolves_when_the_registry_changes(coding_registry: LocalToolRe
         """Find where a symbol is defined."""
         return symbol
 
-    coding_registry.register(find_symbol, manual=ToolManual(name="find_symbol", category=ToolCategory.NAVIGATION))
+    coding_registry.register(
+        find_symbol, manual=ToolManual(name="find_symbol", category=ToolCategory.NAVIGATION, mutating=False)
+    )
     assert view.names()[-1] == "find_symbol"
     assert view.call_tool("find_symbol", symbol="x").data == "x"
     assert view.to_openai_tools()[-1]["function"]["name"] == "find_symbol"

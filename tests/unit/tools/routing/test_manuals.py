@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tools import BaseTool, LocalToolRegistry
+from tools.manual import ManualOrigin
 from tools.routing import (
     CODING_TOOL_MANUALS,
     CODING_TOOL_MANUALS_BY_NAME,
@@ -75,24 +76,45 @@ def builtin_classes() -> list[type[BaseTool[Any, Any]]]:
     ]
 
 
+#: Category, risk and mutating each builtin declares (execute_code: with a sandbox it did
+#: not set up itself; with its own it is safe, see test_execute_code_is_safe_in_its_own_sandbox).
 BUILTIN_TABLE = {
     "math_solver": ("compute", "safe", False),
     "execute_code": ("execution", "dangerous", True),
     "web": ("web", "moderate", False),
-    "store_knowledge": ("memory", "moderate", True),
+    "store_knowledge": ("memory", "safe", True),
     "search_knowledge": ("memory", "safe", False),
     "user_context": ("context", "safe", False),
 }
 
 
-def test_every_builtin_tool_ships_a_manual() -> None:
+def test_every_builtin_tool_ships_a_manual_that_declares_its_risk() -> None:
     for cls in builtin_classes():
         manual = cls.manual
         assert isinstance(manual, ToolManual), cls.__name__
         assert manual.name == cls.name
         assert (manual.category.value, manual.risk, manual.mutating) == BUILTIN_TABLE[cls.name]
+        assert (manual.origin.risk, manual.origin.category, manual.origin.mutating) == ("author",) * 3
         assert manual.display_name
+        assert manual.description  # says why it has that risk
         assert manual.capabilities
+    for manual in CODING_TOOL_MANUALS:
+        assert (manual.origin.risk, manual.origin.category, manual.origin.mutating) == ("author",) * 3
+
+
+def test_execute_code_is_safe_in_its_own_sandbox_and_dangerous_in_an_injected_one() -> None:
+    from tools.builtin import CodeExecutorTool, LocalSandbox
+
+    own = CodeExecutorTool()
+    sandbox = LocalSandbox(isolate_network=False)
+    injected = CodeExecutorTool(sandbox=sandbox)
+    try:
+        assert (own.get_manual().risk, own.get_manual().origin.risk) == ("safe", "author")
+        assert "no network" in own.get_manual().description
+        assert injected.get_manual().risk == "dangerous"
+    finally:
+        own.close()
+        sandbox.close()
 
 
 def test_registry_manuals_in_registration_order_with_aliases_renamed(builtin_registry: LocalToolRegistry) -> None:
@@ -107,7 +129,7 @@ def test_registry_manuals_in_registration_order_with_aliases_renamed(builtin_reg
     assert tool.get_manual().category is ToolCategory.COMPUTE
 
 
-def test_register_with_a_manual_replaces_the_derived_one() -> None:
+def test_a_tool_without_a_manual_fails_closed_and_register_manual_is_the_operators() -> None:
     registry = LocalToolRegistry()
 
     def create_ticket(title: str) -> str:
@@ -118,17 +140,30 @@ def test_register_with_a_manual_replaces_the_derived_one() -> None:
     derived = registry.get_manual("create_ticket")
     assert derived is not None
     assert (derived.category, derived.source, derived.mutating, derived.risk) == (
-        ToolCategory.FILE_WRITE,
+        ToolCategory.UNCLASSIFIED,
         "function",
         True,
         "moderate",
     )
+    assert (derived.origin.risk, derived.origin.category, derived.origin.mutating) == ("default",) * 3
+    assert not derived.read_only_declared
     registry.register(
-        create_ticket, name="ticket", replace=True, manual=ToolManual(name="x", category=ToolCategory.PLANNING)
+        create_ticket,
+        name="ticket",
+        replace=True,
+        manual=ToolManual(name="x", category=ToolCategory.PLANNING, mutating=False),
     )
     given = registry.get_manual("ticket")
     assert given is not None
-    assert (given.name, given.category) == ("ticket", ToolCategory.PLANNING)
+    assert (given.name, given.category, given.risk, given.mutating) == (
+        "ticket",
+        ToolCategory.PLANNING,
+        "moderate",
+        False,
+    )
+    # what register(manual=...) declares is the operator's; what it left out stays a default
+    assert (given.origin.category, given.origin.mutating, given.origin.risk) == ("operator", "operator", "default")
+    assert given.read_only_declared
 
 
 @pytest.mark.parametrize(
@@ -140,7 +175,9 @@ def test_register_with_a_manual_replaces_the_derived_one() -> None:
         ("create_record", {"server": "new-server"}, "file-write"),
         ("get_page", {}, "file-read"),
         ("run_query", {}, "search"),
-        ("do_something", {"server": "new-server"}, "file-read"),
+        ("do_something", {"server": "new-server"}, "unclassified"),
+        ("wipe", {}, "unclassified"),
+        ("notes", {}, "unclassified"),
         ("invokeLambda", {}, "execution"),
         ("list_issues", {"known": {"create_issue": "planning"}}, "search"),
         ("create_issue", {"known": {"create_issue": "planning"}, "server_defaults": {"x": "web"}}, "planning"),
@@ -156,7 +193,7 @@ def test_categorize_rejects_unknown_categories_in_maps() -> None:
         categorize_tool("x", known={"x": "nope"})
 
 
-def test_external_manual_uses_server_hints() -> None:
+def test_external_manual_takes_declared_categories_and_ignores_an_untrusted_read_only_hint() -> None:
     manual = external_manual(
         "git_git_status",
         source="mcp",
@@ -174,17 +211,26 @@ def test_external_manual_uses_server_hints() -> None:
         category=ToolCategory.FILE_READ,
         source="mcp",
         server="git",
-        risk="safe",
-        mutating=False,
+        risk="moderate",
+        mutating=True,
         token_cost="low",
         capabilities=("git_status",),
+        origin=ManualOrigin(
+            category="operator",
+            notes=("readOnlyHint ignored: the server is not trusted (mutating assumed)",),
+        ),
     )
-    destructive = external_manual("delete_table", source="http", destructive=True, read_only=False)
+    trusted = external_manual("git_status", source="mcp", read_only=True, trusted=True)
+    assert (trusted.risk, trusted.mutating, trusted.category) == ("safe", False, ToolCategory.UNCLASSIFIED)
+    assert (trusted.origin.risk, trusted.origin.mutating) == ("trusted-hint", "trusted-hint")
+    assert trusted.read_only_declared
+    destructive = external_manual("table_rows", source="http", destructive=True, read_only=False)
     assert (destructive.category, destructive.risk, destructive.mutating) == (
-        ToolCategory.FILE_WRITE,
+        ToolCategory.UNCLASSIFIED,
         "dangerous",
         True,
     )
+    assert destructive.origin.risk == "hint"
     by_local = external_manual("p_x", source="mcp", remote_name="x", known={"p_x": "web"})
     assert by_local.category is ToolCategory.WEB
 

@@ -9,6 +9,8 @@ import pytest
 from tools.routing import DEFAULT_AGENT_PROFILES, AgentToolProfile, RoutingConfigError, ToolCategory
 
 ALL = [c.value for c in ToolCategory]
+PLACED = [c for c in ALL if c != "unclassified"]
+READ_ONLY = {"plan", "explore", "researcher", "reviewer"}
 DOCS: tuple[list[str], list[str], list[str]] = (
     ["file-read", "file-write", "search"],
     ["write", "bash", "webfetch", "websearch", "task", "todowrite", "todoread", "patch", "skill"],
@@ -17,7 +19,7 @@ DOCS: tuple[list[str], list[str], list[str]] = (
 
 #: The routing spec's agent-type table: allowed categories, denied tools, required tools.
 TABLE: dict[str, tuple[list[str], list[str], list[str]]] = {
-    "main": (ALL, [], ["skill"]),
+    "main": (PLACED, [], ["skill"]),
     "plan": (
         ["file-read", "search", "web", "planning", "delegation", "navigation"],
         ["write", "todowrite", "todoread", "patch"],
@@ -68,6 +70,20 @@ def test_default_profiles_reproduce_the_spec_table(agent_type: str) -> None:
     assert list(profile.required_tools) == required
     assert profile.max_tool_count is None
     assert not set(profile.denied_tools) & set(profile.required_tools)
+    assert profile.read_only == (agent_type in READ_ONLY)
+    assert ToolCategory.UNCLASSIFIED not in profile.allowed_categories
+
+
+def test_only_the_permissive_profile_allows_unclassified_tools() -> None:
+    from tools.routing import permissive_profile
+
+    assert ToolCategory.UNCLASSIFIED in permissive_profile("someone").allowed_categories
+    assert not permissive_profile("someone").read_only
+
+
+def test_read_only_must_be_a_bool() -> None:
+    with pytest.raises(RoutingConfigError, match="read_only must be True or False, got 'yes'"):
+        AgentToolProfile("a", read_only="yes")  # type: ignore[arg-type]
 
 
 def test_main_allows_tooldecks_own_categories() -> None:
@@ -121,7 +137,7 @@ def test_unknown_category_names_the_allowed_values() -> None:
         AgentToolProfile("a", ("file-read", "files"))  # type: ignore[arg-type]
     assert str(info.value) == (
         "profile 'a' allowed_categories: unknown category 'files'; allowed values: file-read, file-write, "
-        "execution, web, planning, delegation, search, navigation, context, memory, compute"
+        "execution, web, planning, delegation, search, navigation, context, memory, compute, unclassified"
     )
 
 

@@ -121,10 +121,22 @@ def test_remove_categories_restricts() -> None:
 
 
 def test_add_tools_whitelists_a_tool_even_one_the_profile_denies() -> None:
+    r = router(debugger=AgentToolOverride(add_tools=("todoread", "write")))
+    resolved = names(r.resolve("debugger", MANUALS))
+    assert resolved == ["read", "glob", "grep", "edit", "write", "bash", "skill", "todoread", "lsp"]
+    assert {d.tool: d.step for d in r.explain("debugger", MANUALS)}["write"] == "add_tools"
+
+
+def test_add_tools_cannot_give_a_read_only_profile_a_mutating_tool() -> None:
     r = router(reviewer=AgentToolOverride(add_tools=("todoread", "edit")))
-    resolved = names(r.resolve("reviewer", MANUALS))
-    assert resolved == ["read", "glob", "grep", "edit", "skill", "todoread", "lsp"]
-    assert {d.tool: d.step for d in r.explain("reviewer", MANUALS)}["edit"] == "add_tools"
+    assert names(r.resolve("reviewer", MANUALS)) == ["read", "glob", "grep", "skill", "todoread", "lsp"]
+    edit = {d.tool: d for d in r.explain("reviewer", MANUALS)}["edit"]
+    assert (edit.included, edit.step, edit.step_number) == (False, "read_only", 6)
+    assert edit.reason == (
+        "Excluded: the reviewer profile is read-only and edit's mutating=False was not declared (it may change "
+        "things); declare it for a tool that changes nothing (its manual, a routing config manuals override, "
+        "tooldeck adopt --read-only)."
+    )
 
 
 def test_deny_tools_wins_over_required_and_add_categories() -> None:
@@ -142,11 +154,34 @@ def test_required_tools_that_are_not_registered_are_skipped() -> None:
     assert names(ToolRouter().resolve("coder", only_read)) == ["read"]
 
 
-def test_a_new_tool_without_a_manual_of_its_own_routes_by_its_derived_category() -> None:
-    unknown = ToolManual(name="notion_fetch_page", category=FR, source="mcp", server="notion")
+def test_a_read_category_is_not_enough_for_a_read_only_profile() -> None:
+    undeclared = ToolManual(name="notion_fetch_page", category=FR, source="mcp", server="notion")
+    declared = ToolManual(name="notion_get_page", category=FR, source="mcp", server="notion", mutating=False)
     r = ToolRouter()
-    assert r.allows("reviewer", "notion_fetch_page", [*MANUALS, unknown])
-    assert not r.allows("docs-generator", "bash", [*MANUALS, unknown])
+    manuals = [*MANUALS, undeclared, declared]
+    assert not r.allows("reviewer", "notion_fetch_page", manuals)
+    assert r.allows("reviewer", "notion_get_page", manuals)
+    assert r.allows("coder", "notion_fetch_page", manuals)
+    assert not r.allows("docs-generator", "bash", manuals)
+
+
+def test_an_undeclared_category_is_placed_by_name_and_an_unknown_name_is_unclassified() -> None:
+    fetch = ToolManual(name="notion_fetch_page", source="mcp")
+    wipe = ToolManual(name="wipe", source="cli")
+    r = ToolRouter()
+    manuals = [*MANUALS, fetch, wipe]
+    placed = {m.name: m for m in r.effective(manuals)}
+    assert (placed["notion_fetch_page"].category, placed["notion_fetch_page"].origin.category) == (FR, "heuristic")
+    assert placed["wipe"].category is ToolCategory.UNCLASSIFIED
+    assert r.allows("coder", "notion_fetch_page", manuals)
+    for agent_type in DEFAULT_AGENT_PROFILES:
+        assert not r.allows(agent_type, "wipe", manuals), agent_type
+    assert r.allows("someone-new", "wipe", manuals)  # only the permissive profile
+    reason = {d.tool: d for d in r.explain("main", manuals)}["wipe"].reason
+    assert reason.startswith("Excluded: it is unclassified (no category was declared and its name says none)")
+    assert {d.tool: d for d in r.explain("coder", manuals)}["notion_fetch_page"].reason == (
+        "Included: file-read is among the coder agent's categories (its category was placed by its name)."
+    )
 
 
 def test_unknown_agent_type_is_permissive() -> None:
@@ -218,7 +253,7 @@ def test_explain_has_a_sentence_for_every_step() -> None:
         "(file-read, file-write, web).",
         "+ lsp (step 5, add_tools): Included: the user's add_tools for t names it.",
     ]
-    assert set(STEP_NUMBERS) == {d.step for d in decisions} | {"add_categories"}
+    assert set(STEP_NUMBERS) == {d.step for d in decisions} | {"add_categories", "read_only"}
 
 
 def test_explain_text_starts_with_the_profile_and_category_steps() -> None:

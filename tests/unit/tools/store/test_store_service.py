@@ -211,13 +211,16 @@ def test_build_tools_with_manuals_and_overrides(service: RegistryService) -> Non
     assert (manual.source, manual.server, manual.category, manual.capabilities) == (
         "http",
         "127.0.0.1:9",
-        ToolCategory.FILE_READ,
+        ToolCategory.UNCLASSIFIED,
         ("weather",),
     )
+    assert (manual.risk, manual.mutating, manual.origin.risk) == ("moderate", True, "default")
     risky = tools["delete_city"].get_manual()
     assert (risky.category, risky.risk, risky.mutating) == (ToolCategory.WEB, "dangerous", True)
+    assert (risky.origin.category, risky.origin.risk, risky.origin.mutating) == ("operator",) * 3
     derived = manual_for(http_config("delete_city"))
-    assert (derived.category, derived.risk, derived.mutating) == (ToolCategory.FILE_WRITE, "moderate", True)
+    assert (derived.category, derived.risk, derived.mutating) == (ToolCategory.UNCLASSIFIED, "dangerous", True)
+    assert derived.origin.risk == "name"
 
 
 def test_build_tools_skips_what_cannot_be_built(service: RegistryService, monkeypatch: pytest.MonkeyPatch) -> None:
