@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tools import LocalToolRegistry
-from tools.builtin.workspace import SkillLibrary, TodoStore, Workspace, WorkspaceLimits, register_workspace_tools
+from tools.builtin.workspace import SkillLibrary, TodoStore, Workspace, register_workspace_tools
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
 
 
@@ -124,14 +124,13 @@ def test_patch_creates_and_deletes_files(registry: LocalToolRegistry, ws: Path) 
     assert registry.call_tool("patch", diff=delete).data["deleted"] == ["new.py"]
 
 
-def test_grep_refuses_a_bad_pattern_and_stops_a_catastrophic_one(ws: Path) -> None:
+def test_grep_refuses_a_bad_pattern_and_finishes_a_catastrophic_one(ws: Path) -> None:
     (ws / "slow.txt").write_text("a" * 40 + "!\n")
     reg = LocalToolRegistry()
-    register_workspace_tools(reg, Workspace(ws, limits=WorkspaceLimits(grep_timeout_s=0.5)))
+    register_workspace_tools(reg, Workspace(ws))
     assert "not a valid regular expression" in error(reg, "grep", pattern="(unclosed")
-    result = reg.call_tool("grep", pattern="(a|aa)+b")
-    assert result.status == "error" and result.error is not None
-    assert result.error.type == "timeout"
+    result = reg.call_tool("grep", pattern="(a|aa)+b")  # exponential for a backtracking engine
+    assert result.status == "success" and result.data["matches"] == []
 
 
 def test_glob_does_not_follow_symlinks_out(registry: LocalToolRegistry, ws: Path, tmp_path: Path) -> None:
