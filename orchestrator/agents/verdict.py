@@ -41,6 +41,7 @@ _FINDING = re.compile(
 _LOCATION = re.compile(r"`?([\w./\\-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?`?(?:\s*(?:,\s*)?line\s+(\d+))?")
 _WORD = re.compile(r"\b(approv\w*|accept\w*|lgtm|reject\w*|request\w*[ _-]changes|changes[ _-]requested)", re.I)
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ONE_LINE_FENCE = re.compile(r"```(?:json\b)?([^`\n]*)```")
 
 
 class Finding(BaseModel):
@@ -140,6 +141,9 @@ def _split(text: str) -> _Answer:
 def _unwrapped(text: str) -> str:
     """The inside of an answer that is one fenced block, else the answer."""
     stripped = text.strip()
+    one_line = _ONE_LINE_FENCE.fullmatch(stripped)
+    if one_line is not None:
+        return one_line.group(1).strip()
     answer = _split(stripped)
     if not any(line.strip() for line in answer.own) and len(answer.fenced) == 1 and stripped.endswith(("```", "~~~")):
         return answer.fenced[0]

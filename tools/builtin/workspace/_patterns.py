@@ -171,6 +171,21 @@ def glob_regex(pattern: str, *, what: str = "The glob") -> str:
     return "".join(out)
 
 
+def ripgrep_glob(pattern: str) -> str:
+    """The same glob in ripgrep's syntax: what is literal here (``{``, ``}``, ``\\``, an
+    unclosed ``[``) is escaped there, so both engines select the same files."""
+    out, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "[" and (found := _glob_class(pattern, i, "The glob")) is not None:
+            out.append(pattern[i : found[1]])
+            i = found[1]
+            continue
+        out.append("\\" + char if char in "{}[\\" else char)
+        i += 1
+    return "".join(out)
+
+
 def compile_glob(pattern: str, limits: WorkspaceLimits, *, what: str = "The glob") -> Any:
     """A glob compiled by RE2 (match with ``fullmatch``) within the limits.
 

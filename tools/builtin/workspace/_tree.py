@@ -110,7 +110,11 @@ def open_for_reading(ws: Workspace, path: str) -> Iterator[Opened]:
         if not found.exists:
             raise _not_found(path)
         info = _openat.lstat_at(found.parent_fd, found.name)
-        flags = _openat.DIR_FLAGS if info is not None and stat.S_ISDIR(info.st_mode) else _openat.READ_FLAGS
+        if info is None:
+            raise _not_found(path)
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):  # never open a device or a FIFO
+            raise InvalidArgumentsError(f"{path[:200]!r} is not a regular file; only text files can be used.")
+        flags = _openat.DIR_FLAGS if stat.S_ISDIR(info.st_mode) else _openat.READ_FLAGS
         try:
             fd = os.open(found.name, flags, dir_fd=found.parent_fd)
         except OSError as exc:

@@ -23,7 +23,7 @@ from tools import _openat
 from tools.base import BaseTool
 from tools.builtin.workspace import _tree
 from tools.builtin.workspace._grepengine import Found, RipgrepJob, run_ripgrep, run_worker
-from tools.builtin.workspace._patterns import compile_glob, compile_regex, glob_regex
+from tools.builtin.workspace._patterns import compile_glob, compile_regex, glob_regex, ripgrep_glob
 from tools.builtin.workspace.workspace import TIMEOUT_GRACE_S, Workspace
 from tools.errors import InvalidArgumentsError
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
@@ -183,7 +183,7 @@ class GrepTool(BaseTool[GrepRequest, GrepResponse]):
         if request.ignore_case:
             argv.append("--ignore-case")
         if request.include:
-            argv += ["--glob", request.include]
+            argv += ["--glob", ripgrep_glob(request.include)]
         argv += ["--regexp", request.pattern]
         where = ws.root.joinpath(*_openat.components(base.rel))
         cwd, target = (str(where), ".") if base.is_dir else (str(where.parent), where.name)

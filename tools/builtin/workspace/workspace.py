@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tools.builtin.workspace import _tree
 from tools.errors import InvalidArgumentsError, PermissionDeniedError, ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -151,9 +152,7 @@ class Workspace:
                 absolute path, a symlink leading out).
             PermissionDeniedError: outside the write scope.
         """
-        from tools.builtin.workspace._tree import resolved
-
-        with resolved(self, path) as found:
+        with _tree.resolved(self, path) as found:
             real = self.root.joinpath(*found.parts)
         if write:
             self.check_writable(real)

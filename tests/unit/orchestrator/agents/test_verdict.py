@@ -16,6 +16,7 @@ from orchestrator.agents import Finding, parse_verdict
         "## Verdict\nThe verdict is: LGTM",
         '```json\n{"verdict": "approve", "findings": []}\n```',
         '{"decision": "APPROVE"}',
+        '```json {"verdict": "approve"} ```',
         "Review done.\n\nAPPROVED\n",
     ],
 )

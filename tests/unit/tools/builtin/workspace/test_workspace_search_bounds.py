@@ -70,6 +70,11 @@ def test_both_engines_find_the_same_lines(root: Path, rg: bool) -> None:
     assert [m["line"] for m in lines] == [1, 2, 4]
     only_py = registry.call_tool("grep", pattern="a", include="mod.py").data["matches"]
     assert {m["path"] for m in only_py} == {"src/deep/mod.py"}
+    (root / "src" / "{a,b}[x.py").write_text("a\n")
+    literal = registry.call_tool("grep", pattern="a", include="{a,b}[x.py").data["matches"]
+    assert literal == [{"path": "src/{a,b}[x.py", "line": 1, "text": "a"}]
+    in_deep = registry.call_tool("grep", pattern="a", include="src/*/[l-n]od.py").data["matches"]
+    assert {m["path"] for m in in_deep} == {"src/deep/mod.py"}
 
 
 @pytest.mark.parametrize("rg", ENGINES)

@@ -161,3 +161,14 @@ def test_nul_bytes_and_empty_paths(registry: LocalToolRegistry) -> None:
     assert "NUL" in error(registry, "read", path="a\x00b")
     assert "empty" in error(registry, "read", path=" ")
     assert os.path.exists("/etc/passwd")
+
+
+def test_fifos_are_never_opened(registry: LocalToolRegistry, ws: Path) -> None:
+    os.mkfifo(ws / "pipe")  # opening one to read would block until a writer comes
+    assert "not a regular file" in error(registry, "read", path="pipe")
+    assert "not a regular file" in error(registry, "write", path="pipe", content="x")
+    assert "not a regular file" in error(registry, "edit", path="pipe", old_string="a", new_string="b")
+    assert registry.call_tool("grep", pattern="x").data["matches"] == [
+        {"path": "src/app.py", "line": 1, "text": "x = 1"},
+        {"path": "src/app.py", "line": 3, "text": "x = 1"},
+    ]
