@@ -170,7 +170,10 @@ def _leaf_refusal(dir_fd: int, name: str, path: str, info: os.stat_result | None
     if info is None or stat.S_ISREG(info.st_mode):
         return None
     if stat.S_ISLNK(info.st_mode):
-        target = os.readlink(name, dir_fd=dir_fd)
+        try:
+            target = os.readlink(name, dir_fd=dir_fd)
+        except OSError:  # replaced meanwhile
+            target = "?"
         return InvalidArgumentsError(
             f"{path[:200]!r} is a symlink (to {target[:200]!r}); edit, write and patch never write through a "
             "symlink: change the file it points to, by its own path."

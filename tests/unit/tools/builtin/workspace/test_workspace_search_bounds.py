@@ -15,6 +15,7 @@ import pytest
 
 from tools import LocalToolRegistry
 from tools.builtin.workspace import GlobTool, GrepTool, Workspace, WorkspaceLimits
+from tools.builtin.workspace._grepengine import _verified
 
 RG = shutil.which("rg", path="/usr/local/bin:/usr/bin:/bin")
 ENGINES = [
@@ -192,3 +193,28 @@ def test_a_glob_that_backtracks_exponentially_elsewhere_finishes(root: Path) -> 
     registry.register(GlobTool(Workspace(root)), timeout=60)  # a backtracking matcher would hang here
     found = registry.call_tool("glob", pattern="**a" * 25 + "b")
     assert found.status == "success" and found.data["files"] == []
+
+
+def test_ripgrep_lines_are_kept_only_when_the_same_bytes_are_inside(tmp_path: Path) -> None:
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    outside.mkdir()
+    (root / "d" / "note.txt").write_text("public\nsecond line\n")
+    (outside / "note.txt").write_text("TOPSECRET\n")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "alias.txt").symlink_to("d/note.txt")
+    reported = [
+        ("d/note.txt", 1, 0, b"public"),
+        ("d/note.txt", 2, 7, b"second line"),
+        ("d/note.txt", 1, 0, b"TOPSECRET"),  # read outside during a swap: not what is inside
+        ("link/note.txt", 1, 0, b"TOPSECRET"),  # through a symlink
+        ("alias.txt", 1, 0, b"public"),  # a symlink leaf
+        ("../outside/note.txt", 1, 0, b"TOPSECRET"),
+        ("missing.txt", 1, 0, b"x"),
+    ]
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        kept = _verified(reported, fd, False, 4)
+    finally:
+        os.close(fd)
+    assert kept == [("d/note.txt", 1, "publ"), ("d/note.txt", 2, "seco")]
