@@ -21,7 +21,6 @@ from orchestrator.graph._content import wire_safe
 
 if TYPE_CHECKING:
     from orchestrator.graph._approvals import GraphApprover
-    from orchestrator.settings import Settings
     from tools.approvals import Approve, Deny
 
 #: Largest state file ``--resume`` reads.
@@ -35,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The approval flags."""
     group = parser.add_argument_group(
         "approvals",
-        "Which tool calls need a person's approval, and what happens to them. Nothing needs approval "
-        "unless a level is set (--freedom, TOOLDECK_FREEDOM, or `tooldeck configure freedom`).",
+        "Which tool calls need a person's approval, and what happens to them. The level: --freedom, else "
+        "TOOLDECK_FREEDOM, else the one `tooldeck configure freedom` stored, else medium (only safe tools run "
+        "freely). A resume takes the level and --agent from here too, never from the state.",
     )
     group.add_argument(
         "--freedom",
@@ -175,18 +175,6 @@ def format_pending(run: AgentRun, state_file: Path | None) -> str:
         f"  python -m orchestrator --resume {state_file} --deny-call {first.call_id} --deny-message 'not now'",
     ]
     return wire_safe("\n".join(lines))
-
-
-def resume_overrides(paused: PausedRun, settings: Settings) -> dict[str, Any]:
-    """Settings a resume takes from the paused run when neither a flag nor the environment
-    gives them: its agent, and the freedom level its calls were held at (so the model's later
-    turns stay gated)."""
-    out: dict[str, Any] = {}
-    if settings.agent is None and paused.agent != "main":
-        out["agent"] = paused.agent
-    if settings.freedom is None:
-        out["freedom"] = next(iter(paused.pending.values())).freedom.value
-    return out
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -32,6 +32,7 @@ from orchestrator.service import OrchestratorService, ServiceConfigError, approv
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
+    from tools.approvals import StateSigner
     from tools.store import RegistryService
 
 __all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
@@ -178,8 +179,11 @@ def main(
     logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.pipeline is not None:
         return _pipeline(args, env, stdin, stdout, stderr)
+    from tools.approvals import StateSigner
+
+    signer = StateSigner.from_env(env)
     try:
-        question, paused = _read_input(args, stdin)
+        question, state, paused = _read_input(args, stdin, signer)
     except _InputError as exc:
         return _fail(stderr, EXIT_CONFIG, exc.what, str(exc))
     try:
@@ -196,27 +200,43 @@ def main(
             "routing_config": args.routing_config,
             "freedom": args.freedom,
         }
-        settings = Settings.from_env(env, **flags)
-        if paused is not None:
-            settings = Settings.from_env(env, **{**flags, **_approval_cli.resume_overrides(paused, settings)})
-        service = _service(settings, env, args, stdin, stderr)
+        settings = Settings.from_env(env, **flags)  # a resume too: nothing in a state decides a level
+        service = _service(settings, env, args, stdin, stderr, signer=signer)
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     with service:
-        if settings.base_url and settings.api_key is None:
-            logging.getLogger(__name__).info(
-                "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
-            )
-        try:
-            if paused is None:
-                run = service.ask(question)
-            else:
-                run = service.resume(paused.to_dict(), _approval_cli.decisions(args, paused))
-        except ChatModelError as exc:
-            return _fail(stderr, EXIT_MODEL, "model", str(exc))
-        except ResumeError as exc:
-            return _fail(stderr, EXIT_CONFIG, "resume", str(exc))
-        return _report(run, service, settings, args, stdout)
+        return _answer(service, settings, args, (question, state, paused), stdout=stdout, stderr=stderr)
+
+
+def _answer(
+    service: OrchestratorService,
+    settings: Settings,
+    args: argparse.Namespace,
+    given: tuple[str, dict[str, Any] | None, PausedRun | None],
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Ask the question, or resume the paused run ``given`` holds; report it."""
+    from tools.approvals import ApprovalError
+
+    question, state, paused = given
+    if settings.base_url and settings.api_key is None:
+        logging.getLogger(__name__).info(
+            "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
+        )
+    try:
+        if state is None or paused is None:
+            run = service.ask(question)
+        else:
+            run = service.resume(state, _approval_cli.decisions(args, paused))
+    except ChatModelError as exc:
+        return _fail(stderr, EXIT_MODEL, "model", str(exc))
+    except ResumeError as exc:
+        return _fail(stderr, EXIT_CONFIG, "resume", str(exc))
+    except ApprovalError as exc:  # the state key cannot be used: a paused run could not be saved safely
+        return _fail(stderr, EXIT_CONFIG, "approvals", str(exc))
+    return _report(run, service, settings, args, stdout)
 
 
 class _InputError(Exception):
@@ -225,13 +245,17 @@ class _InputError(Exception):
         self.what = what
 
 
-def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun | None]:
-    """The question, or the paused run ``--resume`` names (checked)."""
+def _read_input(
+    args: argparse.Namespace, stdin: TextIO, signer: StateSigner
+) -> tuple[str, dict[str, Any] | None, PausedRun | None]:
+    """The question, or the state ``--resume`` names and the paused run it holds (its
+    signature verified: a refused state stops here)."""
     if args.resume is not None:
         if args.question:
             raise _InputError("usage", "--resume continues a paused run; pass no question with it")
         try:
-            return "", PausedRun.from_dict(_approval_cli.read_state(args.resume, stdin))
+            state = _approval_cli.read_state(args.resume, stdin)
+            return "", state, PausedRun.from_dict(state, signer=signer)
         except ResumeError as exc:
             raise _InputError("resume", str(exc)) from None
     if args.approve_call or args.deny_call:
@@ -239,7 +263,7 @@ def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun
     question = _question(args.question, stdin)
     if not question:
         raise _InputError("question", "it is empty; pass the question text")
-    return question, None
+    return question, None, None
 
 
 def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -283,10 +307,17 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
 
 
 def _service(
-    settings: Settings, env: Mapping[str, str], args: argparse.Namespace, stdin: TextIO, stderr: TextIO
+    settings: Settings,
+    env: Mapping[str, str],
+    args: argparse.Namespace,
+    stdin: TextIO,
+    stderr: TextIO,
+    *,
+    signer: StateSigner,
 ) -> OrchestratorService:
     """The service of this invocation, with the approvals file, the terminal approver
-    (``--approve ask`` on a terminal) and the claim ledger in the data directory."""
+    (``--approve ask`` on a terminal), the claim ledger in the data directory and the user's
+    state key."""
     from tools.approvals import ApprovalsStore
 
     return OrchestratorService(
@@ -296,6 +327,7 @@ def _service(
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
         claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        state_signer=signer,
     )
 
 

@@ -12,6 +12,9 @@
     approved = policy.apply(request, Approve(remember=False))     # what a person decided
     registry.call_tool_raw("delete_file", approved.arguments, approved=approved)   # runs once, exactly so
 
+Saved states (a paused run waiting for a person) are signed with :class:`StateSigner`
+(HMAC-SHA256, a ``0600`` key in the user's configuration directory): an edited state is refused.
+
 A synchronous ``approver`` callback (``(ApprovalRequest) -> Approve | Deny``) on a registry,
 a view or an ``ExecutionService`` asks a person on the spot instead (terminals, CLIs).
 """
@@ -28,6 +31,7 @@ from tools.approvals.errors import (
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
+from tools.approvals.signing import STATE_KEY_FILE, StateKeyError, StateSignatureError, StateSigner
 from tools.approvals.store import (
     APPROVALS_FILE,
     MAX_APPROVALS_BYTES,
@@ -42,6 +46,7 @@ __all__ = [
     "DEFAULT_FREEDOM",
     "FREEDOM_VARIABLE",
     "MAX_APPROVALS_BYTES",
+    "STATE_KEY_FILE",
     "ApprovalCheck",
     "ApprovalError",
     "ApprovalMismatchError",
@@ -57,6 +62,9 @@ __all__ = [
     "FreedomLevel",
     "InvalidApprovalIdError",
     "InvalidFreedomLevelError",
+    "StateKeyError",
+    "StateSignatureError",
+    "StateSigner",
     "ToolApproval",
     "arguments_hash",
     "call_with_approval",

@@ -28,6 +28,10 @@ PUBLIC = [
     "InvalidApprovalIdError",
     "DEFAULT_FREEDOM",
     "FREEDOM_VARIABLE",
+    "StateSigner",
+    "StateSignatureError",
+    "StateKeyError",
+    "STATE_KEY_FILE",
 ]
 
 
