@@ -164,6 +164,9 @@ def format_pending(run: AgentRun, state_file: Path | None) -> str:
             f"      risk {request.risk}: {request.reason}",
             f"      arguments hash {request.arguments_hash[:12]}",
         ]
+        if request.preview is not None:  # the code an install or a promotion would put in place
+            lines.append("      what it changes:")
+            lines += [f"        {line}" for line in request.preview.rstrip("\n").splitlines()]
     first = run.pending_approvals[0]
     if state_file is None:
         lines += ["The state could not be saved (see the error above); here it is, for --resume -:"]

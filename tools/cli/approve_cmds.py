@@ -132,6 +132,8 @@ class TerminalApprover:
             f"[b]why[/]        {escape(request.reason)}\n"
             f"[b]arguments[/]\n{escape(arguments)}"
         )
+        if request.preview is not None:  # what an install or a promotion would put in place
+            body += f"\n[b]what it changes[/]\n{escape(request.preview.rstrip())}"
         out.print(Panel(body, title="approval needed", expand=False))
 
     @staticmethod

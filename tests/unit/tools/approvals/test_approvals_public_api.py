@@ -32,6 +32,9 @@ PUBLIC = [
     "StateSignatureError",
     "StateKeyError",
     "STATE_KEY_FILE",
+    "Preview",
+    "approval_preview",
+    "files_diff",
 ]
 
 
