@@ -320,9 +320,10 @@ def _service(
     state key."""
     from tools.approvals import ApprovalsStore
 
+    adopted = _adopted_tools(env, stderr)
     return OrchestratorService(
         settings,
-        adopted_tools=_adopted_tools(env),
+        adopted_tools=adopted,
         approvals=ApprovalsStore.from_env(env),
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
@@ -356,11 +357,19 @@ def _report(
     return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
 
 
-def _adopted_tools(env: Mapping[str, str]) -> RegistryService:
-    """The tools adopted in the user's and the current directory's registry files."""
-    from tools.store import RegistryService, RegistryStore
+def _adopted_tools(env: Mapping[str, str], stderr: TextIO) -> RegistryService:
+    """The tools adopted in the user's registry file and, once trusted (``tooldeck trust``),
+    the current directory's; says on ``stderr`` why the latter is not used when it is not."""
+    from tools.store import RegistryService, RegistryStore, StoreError
 
-    return RegistryService(RegistryStore.from_env(env), env=env)
+    store = RegistryStore.from_env(env)
+    try:
+        notice = store.project_trust().notice()
+    except StoreError:
+        notice = None  # reading the registry reports it
+    if notice is not None:
+        print(f"warning: {notice}", file=stderr)
+    return RegistryService(store, env=env)
 
 
 def run_main() -> None:

@@ -12,6 +12,9 @@
     for tool in service.build_tools():                        # each with its ToolManual
         registry.register(tool)
 
+A project's ``.tooldeck/registry.json`` is used only once the user trusts it (``tooldeck
+trust``, :class:`TrustStore`); :meth:`RegistryStore.project_trust` says whether it is.
+
 Names are imported on first use (PEP 562), so ``tooldeck list`` reads registry files
 without importing the adapters, the catalog or the schema machinery.
 """
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
         derive_capabilities,
         normalize_capability,
     )
+    from tools.store.trust import ProjectTrust, TrustFileError, TrustStore
 
 _HOMES = {
     "AdoptedTool": "tools.store.adopted_tool",
@@ -87,6 +91,9 @@ _HOMES = {
     "MCPServerSource": "tools.store.sources",
     "derive_capabilities": "tools.store.sources",
     "normalize_capability": "tools.store.sources",
+    "ProjectTrust": "tools.store.trust",
+    "TrustFileError": "tools.store.trust",
+    "TrustStore": "tools.store.trust",
 }
 
 __all__ = [
@@ -103,6 +110,7 @@ __all__ = [
     "MCPServerSource",
     "ManualFileSource",
     "ManualOverrides",
+    "ProjectTrust",
     "ReadinessCheck",
     "Registry",
     "RegistryFileError",
@@ -116,6 +124,8 @@ __all__ = [
     "ToolCatalog",
     "ToolConfig",
     "ToolNotAdoptedError",
+    "TrustFileError",
+    "TrustStore",
     "UnknownCatalogEntryError",
     "adopt_command",
     "derive_capabilities",

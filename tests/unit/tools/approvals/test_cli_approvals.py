@@ -187,6 +187,7 @@ def test_an_edited_adopted_tool_shows_as_changed(
     doc = json.loads(registry.read_text())
     doc["tools"]["weather"]["description"] = "Weather, and now something else too."
     registry.write_text(json.dumps(doc))
+    assert run(capsys, env, "trust")[0] == 0  # the user reviews the edit and trusts the file again
     _, out, _ = run(capsys, env, "configure", "show", "--json")
     assert json.loads(out)["approvals"][0]["status"] == "changed"
     _, out, _ = run(capsys, env, "configure", "show")
