@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
 from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
+from orchestrator.agents.paused import is_pipeline_state
 from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
 from orchestrator.graph.claims import CLAIMS_FILE
@@ -186,6 +187,8 @@ def main(
         question, state, paused = _read_input(args, stdin, signer)
     except _InputError as exc:
         return _fail(stderr, EXIT_CONFIG, exc.what, str(exc))
+    if state is not None and paused is None:  # a paused pipeline's state
+        return _pipeline(args, env, stdin, stdout, stderr, resume=state)
     try:
         flags = {
             "base_url": args.base_url,
@@ -249,12 +252,15 @@ def _read_input(
     args: argparse.Namespace, stdin: TextIO, signer: StateSigner
 ) -> tuple[str, dict[str, Any] | None, PausedRun | None]:
     """The question, or the state ``--resume`` names and the paused run it holds (its
-    signature verified: a refused state stops here)."""
+    signature verified: a refused state stops here; a paused pipeline's state has no run:
+    the pipeline checks it)."""
     if args.resume is not None:
         if args.question:
             raise _InputError("usage", "--resume continues a paused run; pass no question with it")
         try:
             state = _approval_cli.read_state(args.resume, stdin)
+            if is_pipeline_state(state):
+                return "", state, None  # checked by the pipeline's resume
             return "", state, PausedRun.from_dict(state, signer=signer)
         except ResumeError as exc:
             raise _InputError("resume", str(exc)) from None
@@ -266,9 +272,19 @@ def _read_input(
     return question, None, None
 
 
-def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks."""
-    from tools.approvals import ApprovalRequest, ApprovalsStore, Approve, Deny
+def _pipeline(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    *,
+    resume: dict[str, Any] | None = None,
+) -> int:
+    """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks;
+    or ``--resume`` of a paused pipeline (``resume``, its state)."""
+    from orchestrator.agents import PipelineState
+    from tools.approvals import ApprovalsStore, StateSigner
 
     if args.question:
         return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
@@ -280,20 +296,20 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
             api_key_env=args.api_key_env,
             strict=args.strict,
             freedom=args.freedom,
+            data_dir=args.data_dir,
             max_subagent_iterations=args.max_subagent_iterations,
         )
         model = build_chat_model(settings)
-        policy = approval_policy(settings, ApprovalsStore.from_env(env))
+        policy = approval_policy(settings, ApprovalsStore.from_env(env))  # a resume too: never the state's
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     args.max_subagent_iterations = settings.max_subagent_iterations
     build = None if settings.base_url is None else (lambda name: build_chat_model(settings, name))
-    terminal = _approval_cli.approver(args.approve, stdin, stderr) if policy is not None else None
-
-    def ask(request: ApprovalRequest) -> Approve | Deny:  # the pipeline cannot pause: no answer is a no
-        answer = terminal(request) if terminal is not None else None
-        return answer if answer is not None else Deny("not approved at the terminal")
-
+    saved = PipelineState(
+        StateSigner.from_env(env),
+        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        directory=settings.data_dir / _approval_cli.PAUSED_DIR,
+    )
     return run_pipeline_command(
         args,
         env=env,
@@ -302,7 +318,10 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
         stdout=stdout,
         stderr=stderr,
         policy=policy,
-        approver=ask if terminal is not None else None,
+        approver=_approval_cli.pipeline_approver(args.approve, stdin, stderr),
+        saved=saved,
+        resume=resume,
+        decide=lambda paused: _approval_cli.decisions(args, paused),
     )
 
 
