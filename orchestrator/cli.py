@@ -179,6 +179,8 @@ def main(
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.pipeline is not None:
+        if args.resume is not None:
+            return _fail(stderr, EXIT_CONFIG, "usage", "--resume continues a paused run; pass no --pipeline with it")
         return _pipeline(args, env, stdin, stdout, stderr)
     from tools.approvals import StateSigner
 

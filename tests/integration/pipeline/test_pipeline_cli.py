@@ -50,6 +50,8 @@ def test_subagent_budget_is_a_setting_with_its_range_named(tmp_path: Path) -> No
     assert code == 2 and "TOOLDECK_MAX_SUBAGENT_ITERATIONS" in err
     code, _, err = run(["--pipeline", "x", "a question too"], {})
     assert code == 2 and "pass no question" in err
+    code, _, err = run(["--pipeline", "x", "--workspace", workspace, "--resume", "paused.json"], {})
+    assert code == 2 and "pass no --pipeline with it" in err
 
 
 @pytest.fixture
