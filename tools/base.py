@@ -263,13 +263,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             model = self.RequestModel
             if model is None:
                 raise ToolDefinitionError(f"tool {self.name!r} has no RequestModel to validate with.")
-            return RequestValidator(
-                model,
-                tool_name=self.name,
-                accepted=self._accepted(),
-                strip=self._stripper(),
-                schema=self._input_schema(),
-            )
+            return RequestValidator(model, tool_name=self.name, accepted=self._accepted, strip=self._stripper)
 
         return self._cached("_td_request_validator", build)
 

@@ -191,7 +191,7 @@ class LocalToolRegistry:
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
-            manual=(manual or instance.get_manual()).renamed(key),
+            given_manual=manual,
             hidden=hidden,
         )
         with self._lock:
