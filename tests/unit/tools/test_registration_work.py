@@ -17,7 +17,7 @@ from docstring_parser import parse
 from pydantic import BaseModel, Field
 
 from tools import BaseTool, FunctionTool, LocalToolRegistry, ToolDefinitionError
-from tools.function_tool import parse_docstring
+from tools._docstrings import parse_docstring
 
 
 class CountingRequest(BaseModel):
