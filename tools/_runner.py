@@ -69,6 +69,7 @@ class ToolEntry:
         if self.context.tracer is None:
             # Untraced registries call straight into the policy (one frame less per call).
             self.call = self._call  # type: ignore[method-assign]
+            self.acall = self._acall  # type: ignore[method-assign]
 
     @property
     def name(self) -> str:
@@ -166,7 +167,7 @@ class ToolEntry:
             kind = self.__dict__["_gen_ai_type"] = gen_ai_tool_type(self.manual.source)
         return kind
 
-    async def _acall(self, arguments: Arguments) -> ToolResult:
+    async def _acall(self, arguments: Arguments, call_id: str | None = None) -> ToolResult:
         breaker = self.breaker
         if not self._simple:
             prepared = self._prepare(arguments)
