@@ -55,6 +55,9 @@ class LocalToolRegistry:
         max_workers: Worker threads shared by this registry's calls that need one (sync
             tools with a timeout, sync tools called from async code). Calls that find every
             worker busy (or abandoned by a timed-out call) are refused at once, never queued.
+        max_workers_per_tool: Workers one tool may hold at once, its timed-out calls still
+            running included (default: half of ``max_workers``): a tool that hangs fills its
+            own share and is then refused, never the whole pool.
         tracer: Opens one OpenTelemetry span per call (a :class:`tools.telemetry.ToolTracer`,
             extra ``otel``); None: no tracing, no cost.
         policy: Consulted before every call (:class:`tools.approvals.ApprovalPolicy`): a call
@@ -78,6 +81,7 @@ class LocalToolRegistry:
         reset_timeout: float = 30.0,
         default_timeout: float | None = None,
         max_workers: int = 32,
+        max_workers_per_tool: int | None = None,
         tracer: ToolTracer | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
@@ -91,7 +95,7 @@ class LocalToolRegistry:
         self._reset_timeout = reset_timeout
         self._default_timeout = default_timeout
         self._clock = clock
-        self._executor = ToolExecutor(max_workers, name="tooldeck-tool")
+        self._executor = ToolExecutor(max_workers, max_per_tool=max_workers_per_tool, name="tooldeck-tool")
         self._context = CallContext(
             executor=self._executor,
             metrics=metrics,
@@ -323,9 +327,11 @@ class LocalToolRegistry:
         return None if entry is None else entry.breaker_for(action)
 
     def stats(self) -> dict[str, Any]:
-        """The registry's own figures: tools, and its worker threads (``max_workers``,
-        ``busy``, ``abandoned`` by timed-out calls and still running, ``abandoned_total``,
-        ``saturated_total``: calls refused because every worker was busy)."""
+        """The registry's own figures: tools; its worker threads (``max_workers``, ``busy``,
+        ``abandoned`` by timed-out calls and still running, ``abandoned_total``,
+        ``saturated_total``: calls refused because every worker was busy or the tool held
+        its share, ``max_per_tool``, ``by_tool``: workers held per tool); and the export
+        cache (``sets``, ``max_sets``, ``definitions``)."""
         workers = self._executor.stats()
         return {
             "tools": len(self._entries),

@@ -213,6 +213,7 @@ class ToolsNode:
                 timeout=self._call_timeout,
                 on_timeout=functools.partial(self._timed_out_in, group),
                 on_error=functools.partial(self._escaped_in, group),
+                labels=[call.name for call in group],
             )
         return self._update(calls, outcomes)
 
@@ -351,12 +352,15 @@ class ToolsNode:
 
     def _exhausted(self, call: PendingCall, exc: PoolExhausted) -> ToolResult:
         _log.warning("tool call %s (%r) not run: %s", call.id, shown_name(call.name), exc)
+        why = (
+            f"there is no worker free, because {exc.abandoned} earlier tool calls timed out and are still running"
+            if exc.label is None
+            else f"{exc.abandoned} earlier calls of it timed out and are still running"
+        )
         return _failure(
             call.name,
             "execution_error",
-            f"The tool '{shown_name(call.name)}' was not run: there is no worker free, because "
-            f"{exc.abandoned} earlier tool calls timed out and are still running. Try again "
-            "later, or take another approach.",
+            f"The tool '{shown_name(call.name)}' was not run: {why}. Try again later, or take another approach.",
             retryable=True,
         )
 
@@ -365,7 +369,7 @@ class ToolsNode:
         if tool is not None and _runs_on_loop(tool):
             return await self._call_async(call)
         pool = self._worker_pool()
-        future = pool.submit(functools.partial(self._call_sync, call))
+        future = pool.submit(functools.partial(self._call_sync, call), label=call.name)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # timed out or the run was cancelled
