@@ -93,7 +93,7 @@ def test_async_callers_get_the_same_shares(hangs: Hangs) -> None:
         stuck = [asyncio.create_task(registry.acall_tool("hangs")) for _ in range(2)]
         assert await asyncio.to_thread(_wait_until, lambda: hangs.started == 2)
         refused = await asyncio.wait_for(registry.acall_tool("hangs"), 30)
-        healthy = []
+        healthy: list[Any] = []
         for i in range(0, 8, 2):  # two at a time: the healthy tool's own share
             healthy += await asyncio.gather(
                 registry.acall_tool("healthy", n=i), registry.acall_tool("healthy", n=i + 1)
