@@ -294,7 +294,7 @@ class MetricsStore:
 
     def stats(self, tool_name: str) -> ToolStats:
         """One tool's figures (zeros for a tool never called)."""
-        return self.all_stats().get(tool_name) or ToolStats()
+        return self._one(tool_name, datetime.max.replace(tzinfo=_UTC))[0]
 
     def success_rate(self, tool_name: str) -> float:
         """Successes over calls for one tool (0.0 with no calls)."""
@@ -317,7 +317,7 @@ class MetricsStore:
     ) -> list[HourBucket]:
         """The tool's hours with calls in ``[since, until)`` (naive datetimes are UTC),
         oldest first, from the file and this process alike; hours past the retention are gone."""
-        hours = self._hours(tool_name, since)
+        _, hours = self._one(tool_name, since)
         high = hour_key(until) if until is not None else None
         return [
             hours[hour].frozen(hour) for hour in sorted(hours) if high is None or hour < high or _inside(until, hour)
@@ -326,26 +326,30 @@ class MetricsStore:
     def summary(self, tool_name: str, *, since: datetime | None = None) -> ToolSummary:
         """The tool's calls, failures and p50/p95 latency since ``since`` (default: every
         hour kept), with its latest error (whenever it was)."""
-        hours = self._hours(tool_name, since)
+        stats, hours = self._one(tool_name, since)
         buckets = [hours[hour].frozen(hour) for hour in sorted(hours)]
-        return summarize(tool_name, buckets, self.stats(tool_name), since)
+        return summarize(tool_name, buckets, stats, since)
 
-    def _hours(self, tool_name: str, since: datetime | None) -> dict[str, Bucket]:
-        """A copy of one entry's hours from ``since`` on (default: the retention), the file's
-        and this process's unwritten ones added up."""
+    def _one(self, tool_name: str, since: datetime | None) -> tuple[ToolStats, dict[str, Bucket]]:
+        """Copies of one entry's figures and of its hours from ``since`` on (default: the
+        retention), the file's and this process's unwritten ones added up."""
         low = hour_key(since) if since is not None else hour_key(self._clock() - self._retention)
         with self._flush_lock:
             view = self._view()
-            mine = self._series.get(tool_name, {})
-            if tool_name not in view.tools and tool_name not in BUCKETS:
-                full = len(view.tools) - buckets_in(view.tools) >= self._max_tools
-                mine = {} if full else mine  # its calls are the overflow entry's in this file
+            mine, my_hours = self._deltas.get(tool_name), self._series.get(tool_name, {})
+            full = len(view.tools) - buckets_in(view.tools) >= self._max_tools
+            if full and tool_name not in view.tools and tool_name not in BUCKETS:
+                mine, my_hours = None, {}  # its calls are the overflow entry's in this file
+            stats = ToolStats()
+            for source in (view.tools.get(tool_name), mine):
+                if source is not None:
+                    stats.merge(source)
             hours: dict[str, Bucket] = {}
-            for source in (view.series.get(tool_name, {}), mine):
-                for hour, bucket in source.items():
+            for found in (view.series.get(tool_name, {}), my_hours):
+                for hour, bucket in found.items():
                     if hour >= low:
                         hours.setdefault(hour, Bucket()).merge(bucket)
-        return hours
+        return stats, hours
 
     # ----------------------------------------------------------------- internals
 
