@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import threading
@@ -19,7 +18,8 @@ from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays light
+    import asyncio
     from tools.approvals import ApprovedCall
 
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
@@ -254,6 +254,8 @@ class ToolsNode:
     # ------------------------------------------------------------------ scheduling
 
     async def _ainvoke(self, calls: list[PendingCall]) -> dict[str, Any]:
+        import asyncio
+
         outcomes: list[tuple[ToolResult, float] | None] = [None] * len(calls)
         semaphore = asyncio.Semaphore(self._max_parallel)
         try:
@@ -300,6 +302,8 @@ class ToolsNode:
         semaphore: asyncio.Semaphore,
         outcomes: list[tuple[ToolResult, float] | None],
     ) -> None:
+        import asyncio
+
         started = time.perf_counter()
         try:
             if self._call_timeout is None:
@@ -365,6 +369,8 @@ class ToolsNode:
         )
 
     async def _execute(self, call: PendingCall) -> ToolResult:
+        import asyncio
+
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
             return await self._call_async(call)
