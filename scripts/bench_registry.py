@@ -79,7 +79,7 @@ def tool_instances(count: int, tag: str) -> list[BaseTool[Any, Any]]:
             namespace["description"] = f"Search things, kind {i}."
             namespace["execute_internal"] = lambda self, request: request.query
 
-        made.append(types.new_class(f"Tool{tag}{i}", (BaseTool[model, Any],), {}, body)())  # type: ignore[valid-type]
+        made.append(types.new_class(f"Tool{tag}{i}", (BaseTool[model, Any],), {}, body)())
     return made
 
 
