@@ -179,7 +179,7 @@ class ToolEntry:
             if blocked is not None:
                 return self._finish(blocked)
         tool, timeout, executor = self.tool, self.timeout, self.context.executor
-        result = await tool._arun(arguments, timeout=timeout, executor=executor)
+        result = await tool._arun(arguments, timeout, executor)
         error = result.error
         if error is None:
             if breaker._failures:

@@ -10,10 +10,11 @@ without counting anything twice.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
-from tools.telemetry._file import Figures, parse_delta
+from tools.telemetry._file import Figures, MetricsFileError, parse_delta
 
 _TAIL = 65_536
 
@@ -21,10 +22,14 @@ _TAIL = 65_536
 def append_line(log: Path, line: bytes) -> int:
     """Append ``line`` (which ends with a newline) to ``log``; returns the log's new size.
 
+    The log is never followed if it is a symbolic link (``O_NOFOLLOW``): a link planted in a
+    project's directory cannot turn a flush into an append to another file.
+
     Raises:
-        OSError: the line could not be written in full; the log is as it was.
+        OSError: the line could not be written in full (the log is as it was), or the log
+            is a symbolic link (``errno.ELOOP``).
     """
-    fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         size = _cut_torn_tail(fd)
         try:
@@ -69,11 +74,16 @@ def read_log(log: Path, offset: int = 0) -> tuple[list[Figures], int]:
         OSError: the log exists but cannot be read.
     """
     try:
-        with log.open("rb") as handle:
-            handle.seek(offset)
-            data = handle.read()
+        fd = os.open(log, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
         return [], offset
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link: never one of ours
+            raise MetricsFileError(f"metrics log {log} is a symbolic link", path=log, reason="corrupt") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
     end = data.rfind(b"\n") + 1  # past it: empty, or a line still being written (or torn)
     lines = data[:end].split(b"\n")
     return [parse_delta(log, line) for line in lines if line.strip()], offset + end

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import glob
 import logging
 import math
@@ -40,6 +41,7 @@ from tools.telemetry._file import (
     MetricsFileError,
     dump_delta,
     dump_snapshot,
+    move_aside,
     remove_stale_temp_files,
     snapshot_log,
 )
@@ -206,7 +208,15 @@ class MetricsStore:
         if log is None:  # no snapshot yet, a version-1 file, or one we do not recognise
             self._compact(delta)
             return
-        size = append_line(self.path.parent / log, dump_delta(delta))
+        try:
+            size = append_line(self.path.parent / log, dump_delta(delta))
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            aside = move_aside(self.path.parent / log)  # a planted link: never written through
+            logger.error("metrics log %s is a symbolic link; moved it aside to %s", log, aside)
+            self._compact(delta)
+            return
         if size > self._compact_bytes:
             try:
                 self._compact(None)

@@ -159,3 +159,23 @@ def test_reads_follow_other_processes_appends_and_compactions(path: Path) -> Non
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_log_planted_as_a_symbolic_link_is_never_written_through(path: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("ssh-ed25519 AAAA owner\n")
+    with MetricsStore(path, flush_interval=None) as store:
+        store.record(result("a"))
+        store.flush()
+        log = log_of(path)
+        log.unlink(missing_ok=True)
+        log.symlink_to(victim)  # what a hostile checkout could ship in .tooldeck/
+        reader = MetricsStore(path, flush_interval=None)
+        with pytest.raises(MetricsFileError, match="symbolic link"):
+            reader.read_file()
+        reader.close()
+        store.record(result("a"))
+        store.flush()
+    assert victim.read_text() == "ssh-ed25519 AAAA owner\n"
+    assert calls_in(path, "a") == 2
+    assert not log_of(path).is_symlink()
