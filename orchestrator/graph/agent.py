@@ -19,8 +19,7 @@ from orchestrator.graph.tools_node import ToolRunner, ToolsNode
 from orchestrator.llm import ChatModel, ChatResponse, Message, ToolChoice
 from tools.approvals import ApprovalRequest, Approve, Deny
 
-if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays light
-    import asyncio
+if TYPE_CHECKING:
     from tools.telemetry import ToolTracer
 
 __all__ = ["AgentGraph", "AgentRun", "StepRecord", "StopReason", "ToolRegistry", "run_agent"]

@@ -20,6 +20,7 @@ from tools.result import ToolResult
 
 if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays light
     import asyncio
+
     from tools.approvals import ApprovedCall
 
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
