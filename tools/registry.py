@@ -27,6 +27,7 @@ from tools.result import ErrorInfo, ToolResult
 from tools.schema import (
     OnUnsupported,
     anthropic_tool,
+    gemini_tool,
     mcp_tool,
     openai_tool,
     without_properties,
@@ -556,6 +557,26 @@ class LocalToolRegistry:
         return self._export(
             ("mcp",),
             lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()),
+            names,
+            include_hidden,
+        )
+
+    def to_gemini_tools(
+        self,
+        *,
+        on_unsupported: OnUnsupported = "warn",
+        names: Collection[str] | None = None,
+        include_hidden: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Gemini function declarations (fresh dicts): ``{"name", "description", "parameters"?}``.
+
+        Pass them as ``types.Tool(function_declarations=...)`` with google-genai. A tool
+        whose schema Gemini cannot express exactly is exported as near as possible with a
+        logged WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
+        """
+        return self._export(
+            ("gemini", on_unsupported),
+            lambda e, p: gemini_tool(e.name, e.tool.description, p, on_unsupported=on_unsupported),
             names,
             include_hidden,
         )

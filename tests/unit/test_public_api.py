@@ -35,7 +35,15 @@ PUBLIC = {
     ],
     "tools.manual": ["ToolManual", "ToolCategory", "RiskLevel", "ToolSource", "TokenCost"],
     "tools.testing": ["schema_drift"],
-    "tools.schema": ["to_strict_schema", "NullStripper", "openai_tool", "anthropic_tool", "mcp_tool", "model_schema"],
+    "tools.schema": [
+        "to_strict_schema",
+        "NullStripper",
+        "openai_tool",
+        "anthropic_tool",
+        "mcp_tool",
+        "gemini_tool",
+        "model_schema",
+    ],
     "tools.routing": [
         "ToolManual",
         "ToolCategory",
