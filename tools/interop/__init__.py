@@ -18,7 +18,11 @@ __all__ = ["LangChainTool", "from_langchain_tool", "to_langchain_tools"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from tools.interop import langchain
-
+        try:
+            from tools.interop import langchain
+        except ImportError as exc:
+            raise ImportError(
+                f"tools.interop.{name} needs LangChain ({exc}); install it with: pip install -e '.[langchain]'"
+            ) from exc
         return getattr(langchain, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """LangChain both ways: tooldeck tools as ``StructuredTool``s, LangChain tools as tooldeck tools.
 
-Needs ``langchain-core`` (``pip install 'tooldeck[langchain]'``).
+Needs ``langchain-core``: ``pip install -e '.[langchain]'`` in a checkout.
 
 Out (:func:`to_langchain_tools`): one ``StructuredTool`` per tool a registry or an agent's
 view exports. Its ``args_schema`` is the tool's JSON schema; every call, sync or async,
