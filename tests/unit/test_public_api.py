@@ -90,7 +90,20 @@ PUBLIC = {
         "MCPToolset",
         "MCPAdapter",
     ],
+    "tools.external.mcp": [
+        "MCPToolset",
+        "MCPClientHandlers",
+        "SamplingRequest",
+        "SamplingResult",
+        "ElicitationRequest",
+        "ElicitationResult",
+        "MCPRequestDeclined",
+    ],
+    "tools.interop": ["to_langchain_tools", "from_langchain_tool", "LangChainTool"],
+    "tools.artifacts": ["ArtifactStore", "ResultBudget", "register_artifact_tools", "ArtifactNotFoundError"],
     "orchestrator": ["ToolsNode", "OpenAIChatModel", "OfflineModel", "OrchestratorService", "ChatModel"],
+    "orchestrator.mcp_client": ["mcp_client_handlers"],
+    "orchestrator.service": ["result_budget"],
     "shared.adapters": ["BaseAdapter", "AdapterResult", "AdapterRegistry", "register_adapter"],
 }
 

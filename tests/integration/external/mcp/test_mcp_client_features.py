@@ -199,3 +199,9 @@ def test_through_a_registry_every_path_works(toolset: MCPToolset) -> None:
         registry.register(tool)
     assert registry("slow_report", topic="q3", steps=1)["data"] == "report on q3: 1 sections"
     assert asyncio.run(registry.acall_tool("sample_llm", prompt="hi")).data == "tiny-model said: Lisbon"
+
+
+def test_spawn_per_call_toolsets_run_tasks_and_serve_callbacks_too(server: dict[str, Any], recorder: Recorder) -> None:
+    with MCPToolset(**server, handlers=recorder.handlers(), persistent=False, call_timeout=30) as toolset:
+        assert toolset.call("slow_report", {"topic": "fresh", "steps": 2}).data == "report on fresh: 2 sections"
+        assert toolset.call("sample_llm", {"prompt": "again"}).data == "tiny-model said: Lisbon"
