@@ -31,30 +31,38 @@ class SearchArtifactRequest(BaseModel):
     max_matches: int = Field(default=20, ge=1, le=MAX_MATCHES, description="Most matches to return.")
 
 
-class ReadArtifactTool(BaseTool[ReadArtifactRequest, dict[str, Any]]):
-    """Read part of a stored oversized result (a slice of its text).
+class _ArtifactTool(BaseTool[Any, dict[str, Any]]):
+    """Shared by the artifact tools: the budget (and its store) and a safe, read-only manual.
 
     Args:
-        budget: The budget whose store holds the artifacts; a read is capped so that its
-            own result stays within that budget.
+        budget: The budget whose store holds the artifacts.
     """
 
-    name = "read_artifact"
-    description = (
-        "Read part of a large tool result that was stored as an artifact: give its handle, a "
-        "character offset and a limit. The answer says where to continue (next_offset)."
-    )
+    category: ToolCategory = ToolCategory.FILE_READ
 
     def __init__(self, budget: ResultBudget) -> None:
         self._budget = budget
         self.manual = ToolManual(
             name=self.name,
             description=self.description,
-            category=ToolCategory.FILE_READ,
+            category=self.category,
             source="builtin",
             risk="safe",
             mutating=False,
         )
+
+
+class ReadArtifactTool(_ArtifactTool):
+    """Read part of a stored oversized result (a slice of its text); a read is capped so that
+    its own result stays within the budget."""
+
+    RequestModel = ReadArtifactRequest
+
+    name = "read_artifact"
+    description = (
+        "Read part of a large tool result that was stored as an artifact: give its handle, a "
+        "character offset and a limit. The answer says where to continue (next_offset)."
+    )
 
     def execute_internal(self, request: ReadArtifactRequest) -> dict[str, Any]:
         """The slice ``[offset, offset + limit)`` of the artifact's text."""
@@ -72,25 +80,17 @@ class ReadArtifactTool(BaseTool[ReadArtifactRequest, dict[str, Any]]):
         }
 
 
-class SearchArtifactTool(BaseTool[SearchArtifactRequest, dict[str, Any]]):
+class SearchArtifactTool(_ArtifactTool):
     """Find text in a stored oversized result: matching lines with their offsets."""
+
+    RequestModel = SearchArtifactRequest
+    category = ToolCategory.SEARCH
 
     name = "search_artifact"
     description = (
         "Search a large tool result stored as an artifact for some text (case-insensitive): returns "
         "the matching lines with their character offsets, to read around with read_artifact."
     )
-
-    def __init__(self, budget: ResultBudget) -> None:
-        self._budget = budget
-        self.manual = ToolManual(
-            name=self.name,
-            description=self.description,
-            category=ToolCategory.SEARCH,
-            source="builtin",
-            risk="safe",
-            mutating=False,
-        )
 
     def execute_internal(self, request: SearchArtifactRequest) -> dict[str, Any]:
         """Up to ``max_matches`` lines containing ``query``, each with its offset and number."""

@@ -7,16 +7,14 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("mcp")
 
 from orchestrator import OrchestratorService, Settings
-from orchestrator.llm import ChatResponse
+from tests.unit.orchestrator.mcp_kit import RecordingModel
 from tools.approvals import ApprovalRequest, Approve, Deny
 from tools.store import RegistryService, RegistryStore, ToolConfig
 
@@ -24,23 +22,6 @@ pytestmark = pytest.mark.mcp
 
 SERVERS = Path(__file__).resolve().parents[1] / "external" / "mcp" / "servers"
 REPO = Path(__file__).resolve().parents[3]
-
-
-class RecordingModel:
-    """The service's ChatModel: answers one line, keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.seen: list[list[Mapping[str, Any]]] = []
-
-    @property
-    def supports_strict_tools(self) -> bool:
-        return False
-
-    def chat(
-        self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None, tool_choice: Any = None
-    ) -> ChatResponse:
-        self.seen.append(list(messages))
-        return ChatResponse({"role": "assistant", "content": "Lisbon"}, model="service-model")
 
 
 def _settings(tmp_path: Path, freedom: str) -> Settings:
@@ -76,7 +57,7 @@ def _adopted(tmp_path: Path) -> RegistryService:
 
 
 def test_sampling_runs_on_the_services_model_when_the_level_allows(tmp_path: Path) -> None:
-    model = RecordingModel()
+    model = RecordingModel("Lisbon", "service-model")
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     with OrchestratorService(
@@ -95,7 +76,7 @@ def test_sampling_runs_on_the_services_model_when_the_level_allows(tmp_path: Pat
 
 
 def test_below_high_sampling_and_elicitation_go_to_the_approver(tmp_path: Path) -> None:
-    model = RecordingModel()
+    model = RecordingModel("Lisbon", "service-model")
     asked: list[ApprovalRequest] = []
     answers: list[Approve | Deny] = [Deny("not on my bill"), Approve(arguments={"name": "Ada"})]
 

@@ -3,33 +3,16 @@ elicitation through the approver, the workspace as roots."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orchestrator.llm import ChatResponse
 from orchestrator.mcp_client import ELICITATION, SAMPLING, mcp_client_handlers
+from tests.unit.orchestrator.mcp_kit import RecordingModel
 from tools.approvals import ApprovalPolicy, ApprovalRequest, Approve, Deny
 from tools.external.mcp import ElicitationRequest, MCPRequestDeclined, SamplingRequest
-
-
-class RecordingModel:
-    """A ChatModel that answers one fixed line and keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.seen: list[list[Mapping[str, Any]]] = []
-
-    @property
-    def supports_strict_tools(self) -> bool:
-        return False
-
-    def chat(
-        self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None, tool_choice: Any = None
-    ) -> ChatResponse:
-        self.seen.append(list(messages))
-        return ChatResponse({"role": "assistant", "content": "Lisbon is the capital."}, model="local-7b")
 
 
 class Approver:
@@ -50,6 +33,10 @@ REQUEST = SamplingRequest(
 )
 
 
+def _model() -> RecordingModel:
+    return RecordingModel("Lisbon is the capital.", "local-7b")
+
+
 def _handlers(model: RecordingModel, level: str | None, approver: Approver | None, roots: Sequence[Path] = ()) -> Any:
     policy = ApprovalPolicy(level) if level is not None else None
     return mcp_client_handlers(
@@ -58,7 +45,7 @@ def _handlers(model: RecordingModel, level: str | None, approver: Approver | Non
 
 
 def test_sampling_runs_on_the_model_when_the_level_lets_moderate_calls_run() -> None:
-    model = RecordingModel()
+    model = _model()
     approver = Approver()
     result = _handlers(model, "high", approver).sampling(REQUEST)
     assert (result.text, result.model) == ("Lisbon is the capital."[:16], "local-7b")  # max_tokens * 4 characters
@@ -70,7 +57,7 @@ def test_sampling_runs_on_the_model_when_the_level_lets_moderate_calls_run() -> 
 
 @pytest.mark.parametrize("level", ["medium", "low", None])
 def test_sampling_asks_the_approver_below_high(level: str | None) -> None:
-    model = RecordingModel()
+    model = _model()
     approver = Approver(Approve(), Deny("too expensive"), None)
     handlers = _handlers(model, level, approver)
     assert handlers.sampling(REQUEST).text
@@ -84,7 +71,7 @@ def test_sampling_asks_the_approver_below_high(level: str | None) -> None:
 
 
 def test_sampling_with_nobody_to_ask_is_declined() -> None:
-    model = RecordingModel()
+    model = _model()
     with pytest.raises(MCPRequestDeclined, match="nobody can be asked"):
         _handlers(model, "medium", None).sampling(REQUEST)
     assert model.seen == []
@@ -102,7 +89,7 @@ FORM = ElicitationRequest(
 
 def test_elicitation_goes_to_the_approver_as_editable_arguments() -> None:
     approver = Approver(Approve(arguments={"account": "savings", "limit": 5}), Deny(), None, Approve())
-    handlers = _handlers(RecordingModel(), "high", approver)
+    handlers = _handlers(_model(), "high", approver)
     accepted = handlers.elicitation(FORM)
     assert (accepted.action, accepted.content) == ("accept", {"account": "savings", "limit": 5})
     assert handlers.elicitation(FORM).action == "decline"
@@ -115,15 +102,15 @@ def test_elicitation_goes_to_the_approver_as_editable_arguments() -> None:
 
 
 def test_elicitation_without_an_approver_cancels_and_url_mode_is_a_yes_or_no() -> None:
-    assert _handlers(RecordingModel(), "high", None).elicitation(FORM).action == "cancel"
+    assert _handlers(_model(), "high", None).elicitation(FORM).action == "cancel"
     url = ElicitationRequest(server="crm", message="Sign in", mode="url", url="https://login.example/x")
     approver = Approver(Approve(), Deny())
-    handlers = _handlers(RecordingModel(), "high", approver)
+    handlers = _handlers(_model(), "high", approver)
     assert handlers.elicitation(url).action == "accept" and handlers.elicitation(url).action == "decline"
     assert approver.asked[0].arguments == {"url": "https://login.example/x"}
 
 
 def test_roots_are_declared_only_with_a_workspace(tmp_path: Path) -> None:
-    assert _handlers(RecordingModel(), None, None).roots is None
-    handlers = _handlers(RecordingModel(), None, None, roots=[tmp_path])
+    assert _handlers(_model(), None, None).roots is None
+    handlers = _handlers(_model(), None, None, roots=[tmp_path])
     assert handlers.root_paths() == [tmp_path]

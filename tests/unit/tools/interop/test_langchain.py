@@ -95,7 +95,7 @@ def _round_trip() -> LCBaseTool:
     return to_langchain_tools(registry)[0]
 
 
-class TestRoundTripStandardUnit(ToolsUnitTests):
+class RoundTrip:
     @property
     def tool_constructor(self) -> LCBaseTool:
         return _round_trip()
@@ -105,14 +105,12 @@ class TestRoundTripStandardUnit(ToolsUnitTests):
         return {"x": 2.5, "y": 4}
 
 
-class TestRoundTripStandardIntegration(ToolsIntegrationTests):
-    @property
-    def tool_constructor(self) -> LCBaseTool:
-        return _round_trip()
+class TestRoundTripStandardUnit(RoundTrip, ToolsUnitTests):
+    pass
 
-    @property
-    def tool_invoke_params_example(self) -> dict[str, Any]:
-        return {"x": 2.5, "y": 4}
+
+class TestRoundTripStandardIntegration(RoundTrip, ToolsIntegrationTests):
+    pass
 
 
 # -- out: calls go through the registry -------------------------------------------------------
