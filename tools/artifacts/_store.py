@@ -7,8 +7,11 @@ handle of exactly that shape is ever turned into a path, so a handle cannot name
 outside the directory (``../``, absolute paths, NUL bytes, symlinks are refused before the
 filesystem is touched). Artifacts are bounded by count and age (oldest first, checked on
 every write and on read), and by size (longer text is cut with a note). Text is passed
-through the secret-shape redactor (and an optional known-secrets redactor) before it is
-written: an artifact never holds what the redactor knows to be a secret.
+through the redactor's credential shapes (``Bearer ...``, ``api_key=...``, URL passwords,
+provider token prefixes, JWTs; and an optional known-secrets redactor) before it is
+written: an artifact never holds what the redactor knows to be a secret. Its catch-all for
+long opaque strings is not applied: that would erase the very data the model stores an
+artifact to read (a number of thousands of digits, a hash, base64).
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ class ArtifactStore:
 
         if self._redact is not None:
             text = self._redact(text)
-        text = redact_text(text)
+        text = redact_text(text, opaque=False)  # credential shapes; data (digits, hashes) stays
         if len(text) > MAX_ARTIFACT_CHARS:
             text = f"{text[:MAX_ARTIFACT_CHARS]}\n[cut: {len(text) - MAX_ARTIFACT_CHARS} more characters not kept]"
         artifact = Artifact(f"art_{secrets.token_hex(16)}", tool, self._clock(), text)

@@ -185,3 +185,11 @@ def test_budgets_are_validated(store: ArtifactStore) -> None:
     with pytest.raises(ValueError, match="max_count"):
         ArtifactStore(store.directory, max_count=0)
     assert ResultBudget(store, per_tool={"web": 1000}).limit_chars("web") == 4000
+
+
+def test_data_that_merely_looks_opaque_is_kept(store: ArtifactStore) -> None:
+    digits = str(2**3000)
+    sha = "3f786850e387550fdab836ed7e6dc881de23001b"
+    artifact = store.put(f"result: {digits}\ncommit {sha}\nAuthorization: Bearer abcdef123456789\n", tool="t")
+    assert digits in artifact.text and sha in artifact.text
+    assert "abcdef123456789" not in artifact.text
