@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
@@ -29,7 +30,13 @@ from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
 from orchestrator.graph.claims import CLAIMS_FILE
 from orchestrator.llm import ChatModelError
-from orchestrator.service import OrchestratorService, ServiceConfigError, approval_policy, build_chat_model
+from orchestrator.service import (
+    OrchestratorService,
+    ServiceConfigError,
+    approval_policy,
+    build_chat_model,
+    result_budget,
+)
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
@@ -344,6 +351,8 @@ def _service(
     adopted = _adopted_tools(env, stderr)
     return OrchestratorService(
         settings,
+        budget=result_budget(settings),
+        mcp_roots=[Path.cwd()],
         adopted_tools=adopted,
         approvals=ApprovalsStore.from_env(env),
         approver=_approval_cli.approver(args.approve, stdin, stderr),

@@ -16,20 +16,31 @@ from pydantic import SecretStr
 
 from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
 from orchestrator.llm import ChatModel, ToolChoice
+from orchestrator.mcp_client import mcp_client_handlers
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from orchestrator.graph._approvals import GraphApprover
     from shared.modules import ModuleAdapters
     from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny, StateSigner
+    from tools.artifacts import ResultBudget
     from tools.routing import ToolView
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
-__all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError", "approval_policy", "build_chat_model"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "OrchestratorService",
+    "ServiceConfigError",
+    "approval_policy",
+    "build_chat_model",
+    "result_budget",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -80,6 +91,8 @@ class OrchestratorService:
         claims: ClaimStore | None = None,
         state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
+        budget: ResultBudget | None = None,
+        mcp_roots: Sequence[Path] = (),
     ) -> None:
         """Build everything.
 
@@ -104,6 +117,13 @@ class OrchestratorService:
                 in memory, so states resume only through this service; `from_env` and
                 ``python -m orchestrator`` use the user's key file).
             tracer: Spans for each run, model request and tool call (one trace per question).
+            budget: A result budget (see `result_budget`): oversized results become artifacts
+                that ``read_artifact``/``search_artifact`` (registered here) read; None:
+                results are cut.
+            mcp_roots: The workspace directories MCP servers are given as roots. The MCP
+                servers of adopted tools may also ask for sampling (answered by this
+                service's model, gated by ``approvals``' level and ``approver``) and for
+                elicitation (routed to ``approver``); see `orchestrator.mcp_client`.
 
         Raises:
             ServiceConfigError: The data directory cannot be created, a URL is invalid,
@@ -123,8 +143,19 @@ class OrchestratorService:
         self.skipped: dict[str, str] = {}
         self._adopted_tools = adopted_tools
         self._module_adapters: ModuleAdapters | None = None
+        self.mcp_handlers = mcp_client_handlers(
+            lambda: self.model,
+            model_name=lambda: self.model_description,
+            policy=self.policy,
+            approver=approver,
+            roots=mcp_roots,
+        )
         try:
             self._register_tools()
+            if budget is not None:
+                from tools.artifacts import register_artifact_tools
+
+                register_artifact_tools(self.registry, budget)
             self.tools = self._tools_for_agent()
             every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
@@ -135,6 +166,7 @@ class OrchestratorService:
             self.tools,
             max_parallel=settings.max_parallel,
             call_timeout=settings.call_timeout,
+            budget=budget,
         )
         self._closers.append(self.tools_node.close)
         self.graph = AgentGraph(
@@ -412,6 +444,8 @@ class OrchestratorService:
         if service is None:
             return
         self._closers.append(service.close)
+        if service.builder.mcp_handlers is None:  # read when the first MCP session opens
+            service.builder.mcp_handlers = self.mcp_handlers
         skipped: dict[str, str] = {}
         try:
             tools = service.build_tools(skipped=skipped)
@@ -452,6 +486,17 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
         )
     except ValueError as exc:
         raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
+
+
+def result_budget(settings: Settings) -> ResultBudget | None:
+    """The result budget the settings ask for, its artifacts under ``data_dir/artifacts``;
+    None when ``result_budget_tokens`` is 0."""
+    if not settings.result_budget_tokens:
+        return None
+    from tools.artifacts import ArtifactStore, ResultBudget
+
+    store = ArtifactStore(settings.data_dir / "artifacts")
+    return ResultBudget(store, max_tokens=settings.result_budget_tokens)
 
 
 def approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy:

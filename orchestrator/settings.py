@@ -141,6 +141,13 @@ class Settings(BaseSettings):
     max_subagent_iterations: int = Field(
         3, ge=1, le=10, description="model turns per sub-agent: a whole number from 1 to 10 (default 3)"
     )
+    result_budget_tokens: int = Field(
+        5_000,
+        ge=0,
+        le=1_000_000,
+        description="tokens (characters / 4) one tool result may take before it is stored as an artifact the "
+        "model reads in parts: a whole number, 0 for no budget (results are cut instead)",
+    )
     freedom: Literal["low", "medium", "high"] | None = Field(
         None,
         description="low (nothing runs without approval), medium (only safe tools run freely) or high (only "

@@ -45,7 +45,15 @@ PUBLIC = {
         "DECLARED_ORIGINS",
     ],
     "tools.testing": ["schema_drift"],
-    "tools.schema": ["to_strict_schema", "NullStripper", "openai_tool", "anthropic_tool", "mcp_tool", "model_schema"],
+    "tools.schema": [
+        "to_strict_schema",
+        "NullStripper",
+        "openai_tool",
+        "anthropic_tool",
+        "mcp_tool",
+        "gemini_tool",
+        "model_schema",
+    ],
     "tools.routing": [
         "ToolManual",
         "ToolCategory",
@@ -100,7 +108,20 @@ PUBLIC = {
         "MCPToolset",
         "MCPAdapter",
     ],
+    "tools.external.mcp": [
+        "MCPToolset",
+        "MCPClientHandlers",
+        "SamplingRequest",
+        "SamplingResult",
+        "ElicitationRequest",
+        "ElicitationResult",
+        "MCPRequestDeclined",
+    ],
+    "tools.interop": ["to_langchain_tools", "from_langchain_tool", "LangChainTool"],
+    "tools.artifacts": ["ArtifactStore", "ResultBudget", "register_artifact_tools", "ArtifactNotFoundError"],
     "orchestrator": ["ToolsNode", "OpenAIChatModel", "OfflineModel", "OrchestratorService", "ChatModel"],
+    "orchestrator.mcp_client": ["mcp_client_handlers"],
+    "orchestrator.service": ["result_budget"],
     "shared.adapters": ["BaseAdapter", "AdapterResult", "AdapterRegistry", "register_adapter"],
 }
 
