@@ -17,6 +17,7 @@ a view or an ``ExecutionService`` asks a person on the spot instead (terminals, 
 """
 
 from tools.approvals._gate import call_with_approval
+from tools.approvals.backend import ApprovalsBackend, open_approvals_store
 from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny, denial
 from tools.approvals.errors import (
     ApprovalError,
@@ -28,6 +29,7 @@ from tools.approvals.errors import (
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
+from tools.approvals.postgres_store import ApprovalsDatabaseError, PostgresApprovalsStore
 from tools.approvals.store import (
     APPROVALS_FILE,
     MAX_APPROVALS_BYTES,
@@ -47,6 +49,8 @@ __all__ = [
     "ApprovalMismatchError",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "ApprovalsBackend",
+    "ApprovalsDatabaseError",
     "ApprovalsFile",
     "ApprovalsFileError",
     "ApprovalsStore",
@@ -57,6 +61,7 @@ __all__ = [
     "FreedomLevel",
     "InvalidApprovalIdError",
     "InvalidFreedomLevelError",
+    "PostgresApprovalsStore",
     "ToolApproval",
     "arguments_hash",
     "call_with_approval",
@@ -64,5 +69,6 @@ __all__ = [
     "check_approval_id",
     "denial",
     "freedom_from_env",
+    "open_approvals_store",
     "tool_version_hash",
 ]
