@@ -114,8 +114,20 @@ class Cluster:
 
     def start(self) -> None:
         """``initdb`` then ``pg_ctl start``; then the application role exists."""
-        self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
-                  "--locale=C.UTF-8", "--no-sync", "--no-instructions")  # fmt: skip
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+            "--no-instructions",
+        )
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write(_SETTINGS.format(socket_dir=self.root))
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "120", "start")
