@@ -95,6 +95,10 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             on their own loop; sync callers still use the tool loop.
         expose_exceptions: Show unexpected exception text to the model (debugging only).
         manual: Routing metadata (a ``ToolManual``), optional.
+        stateful: Whether the instance holds state (a client, a cache) that must live in
+            one place when calls run in other processes: True runs them on one Ray actor
+            per instance, False as independent tasks; None: decided from the instance
+            (:func:`tools.executors.is_stateful`).
     """
 
     name: str = ""
@@ -110,6 +114,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     run_on_shared_loop: bool = True
     expose_exceptions: bool = False
     manual: ToolManual | None = None
+    stateful: bool | None = None
 
     _default_validation: ClassVar[bool] = True
     _custom_format: ClassVar[bool] = False

@@ -34,6 +34,7 @@ from tools.schema import (
 if TYPE_CHECKING:
     from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
     from tools.approvals._gate import ApprovalGate
+    from tools.executors import RemoteExecutor
     from tools.routing import ToolManual, ToolRouter, ToolView
     from tools.telemetry import ToolTracer
 
@@ -63,6 +64,10 @@ class LocalToolRegistry:
             call runs, at no cost.
         approver: Asked synchronously when a call needs approval
             (``(ApprovalRequest) -> Approve | Deny``); needs ``policy``.
+        executor: Where registered tools' calls run by default: None for this process,
+            or a :class:`~tools.executors.RemoteExecutor` such as
+            :class:`~tools.executors.RayExecutor` (the gate, breakers, retries and metrics
+            stay here); ``register(..., executor=None)`` keeps one tool here.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -79,6 +84,7 @@ class LocalToolRegistry:
         tracer: ToolTracer | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
+        executor: RemoteExecutor | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
@@ -102,6 +108,7 @@ class LocalToolRegistry:
             raise ToolDefinitionError("approver= needs policy=: without a policy no call needs approval")
         self.policy = policy
         self.approver = approver
+        self.executor = executor
         self._gate: ApprovalGate | None = None
         if policy is not None:
             from tools.approvals._gate import ApprovalGate
@@ -129,6 +136,7 @@ class LocalToolRegistry:
         breaker: CircuitBreaker | None = None,
         manual: ToolManual | None = None,
         hidden: bool = False,
+        executor: RemoteExecutor | None = _UNSET,
     ) -> BaseTool[Any, Any]:
         """Register a tool instance or a plain function; returns the registered tool.
 
@@ -152,12 +160,15 @@ class LocalToolRegistry:
             hidden: Callable on every path but not offered to models: left out of the
                 exports unless asked for (``include_hidden=True``). For old names kept so that
                 stored conversations replay, without spending prompt tokens on them.
+            executor: Where this tool's calls run (default: the registry's ``executor``);
+                None: in this process.
 
         Raises:
             InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
             DuplicateToolError: the name is taken and ``replace`` is false.
-            ToolDefinitionError: ``tool`` is neither a tool nor a function, or the
-                ``parameters`` schema is invalid.
+            ToolDefinitionError: ``tool`` is neither a tool nor a function, the
+                ``parameters`` schema is invalid, or the executor cannot run the tool (it
+                cannot be pickled for Ray, say).
         """
         if isinstance(tool, BaseTool):
             instance: BaseTool[Any, Any] = tool
@@ -184,8 +195,10 @@ class LocalToolRegistry:
             if prepared != instance.parameters:  # a corpus dialect, converted (and logged)
                 instance.parameters = prepared
                 instance.reset_schema_cache()
+        remote = self.executor if executor is _UNSET else executor
         entry = ToolEntry(
             tool=instance,
+            remote=remote.prepare(instance) if remote is not None else None,
             breaker=breaker or self._new_breaker(),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
