@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
 from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
-from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
+from orchestrator.graph import AgentRun, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
-from orchestrator.graph.claims import CLAIMS_FILE
 from orchestrator.llm import ChatModelError
 from orchestrator.service import OrchestratorService, ServiceConfigError, approval_policy, build_chat_model
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
+    from tools.approvals import ApprovalsBackend
     from tools.store import RegistryService
 
 __all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
@@ -67,7 +67,8 @@ environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
 TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
 TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
 TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, TOOLDECK_FREEDOM,
-BRAVE_API_KEY, SEARXNG_URL (flags win over the environment).
+TOOLDECK_DATABASE_URL, TOOLDECK_EXECUTOR, TOOLDECK_RAY_ADDRESS, BRAVE_API_KEY,
+SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -112,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="send OpenAI strict tool schemas (default: only to api.openai.com)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("threads", "ray"),
+        help="where the compute tools run: threads here (default) or a Ray cluster (see --ray-address)",
+    )
+    parser.add_argument(
+        "--ray-address", metavar="ADDR", help="the Ray cluster for --executor ray (default: a local Ray)"
     )
     parser.add_argument("--no-trace", action="store_true", help="print only the answer")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
@@ -195,6 +204,8 @@ def main(
             "agent": args.agent,
             "routing_config": args.routing_config,
             "freedom": args.freedom,
+            "executor": args.executor,
+            "ray_address": args.ray_address,
         }
         settings = Settings.from_env(env, **flags)
         if paused is not None:
@@ -244,7 +255,7 @@ def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun
 
 def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks."""
-    from tools.approvals import ApprovalRequest, ApprovalsStore, Approve, Deny
+    from tools.approvals import ApprovalRequest, Approve, Deny
 
     if args.question:
         return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
@@ -259,7 +270,7 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
             max_subagent_iterations=args.max_subagent_iterations,
         )
         model = build_chat_model(settings)
-        policy = approval_policy(settings, ApprovalsStore.from_env(env))
+        policy = approval_policy(settings, _approvals(env, settings))
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     args.max_subagent_iterations = settings.max_subagent_iterations
@@ -285,18 +296,24 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
 def _service(
     settings: Settings, env: Mapping[str, str], args: argparse.Namespace, stdin: TextIO, stderr: TextIO
 ) -> OrchestratorService:
-    """The service of this invocation, with the approvals file, the terminal approver
-    (``--approve ask`` on a terminal) and the claim ledger in the data directory."""
-    from tools.approvals import ApprovalsStore
-
+    """The service of this invocation, with the approvals (a file, or the database of
+    ``TOOLDECK_DATABASE_URL``; the resume claims live beside them) and the terminal approver
+    (``--approve ask`` on a terminal)."""
     return OrchestratorService(
         settings,
         adopted_tools=_adopted_tools(env),
-        approvals=ApprovalsStore.from_env(env),
+        approvals=_approvals(env, settings),
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
     )
+
+
+def _approvals(env: Mapping[str, str], settings: Settings) -> ApprovalsBackend:
+    """The user's approvals file, or the approvals in ``TOOLDECK_DATABASE_URL``'s database."""
+    from tools.approvals import open_approvals_store
+
+    url = settings.database_url
+    return open_approvals_store(env, database_url=url.get_secret_value() if url is not None else None)
 
 
 def _report(

@@ -33,6 +33,8 @@ class ToolActor:
         """One call of the tool."""
         return await self._tool._arun(arguments)
 
-    def ready(self) -> bool:
-        """True once the actor has started (its constructor ran)."""
-        return True
+    def close(self) -> None:
+        """Let the tool release what it created here (worker processes, a sandbox)."""
+        close = getattr(self._tool, "close", None)
+        if callable(close):
+            close()

@@ -29,7 +29,6 @@ image, or ``runtime_env``). Ray is imported when the executor is created, never 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import os
 import threading
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
     from tools.base import Arguments, BaseTool
 
 logger = logging.getLogger(__name__)
+#: Seconds an actor gets to close its tool before it is killed.
+_CLOSE_TIMEOUT = 30.0
 
 
 class RayExecutor:
@@ -86,7 +87,11 @@ class RayExecutor:
         self._ray = ray
         self._owns_ray = False
         if address is not None or not ray.is_initialized():
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "WARNING"}
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.WARNING,
+            }
             if address is None:
                 options["num_cpus"] = num_cpus if num_cpus is not None else (os.cpu_count() or 1)
             options.update(init_options or {})
@@ -109,10 +114,8 @@ class RayExecutor:
         """
         if self._closed:
             raise ToolDefinitionError(f"tool {tool.name!r}: this RayExecutor was closed; create a new one")
-        shipped = copy.copy(tool)
-        shipped.reset_schema_cache()  # validators are rebuilt on the worker; only the tool travels
         try:
-            ref = self._ray.put(shipped)
+            ref = self._ray.put(tool)
         except Exception as exc:
             reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             raise ToolDefinitionError(
@@ -195,12 +198,19 @@ class RayTool:
         except Exception as exc:
             return self._failed(exc, t0, started)
 
-    def stop(self) -> None:
-        """Kill this tool's actor, if it has one (the next call would start another)."""
+    def stop(self, *, graceful: bool = True) -> None:
+        """Stop this tool's actor, if it has one (the next call would start another): the
+        tool's ``close()`` runs there first (bounded), then the actor is killed."""
         with self._lock:
             actor, self._actor = self._actor, None
-        if actor is not None:
-            self._ray.kill(actor)
+        if actor is None:
+            return
+        if graceful:
+            try:
+                self._ray.get(actor.close.remote(), timeout=_CLOSE_TIMEOUT)
+            except Exception as exc:  # a dead or stuck actor: killed below all the same
+                logger.info("tool %r: its actor did not close cleanly (%s)", self.name, type(exc).__name__)
+        self._ray.kill(actor)
 
     # ------------------------------------------------------------------ internals
 
@@ -235,7 +245,7 @@ class RayTool:
             info = ErrorInfo("cancelled", f"The call of '{self.name}' was cancelled before it finished.", True, None)
             return self._envelope(info, t0, started)
         if isinstance(exc, errors.RayActorError):
-            self.stop()  # a dead actor: the next call starts a fresh one
+            self.stop(graceful=False)  # a dead actor: the next call starts a fresh one
         retryable = not isinstance(exc, errors.RayTaskError)  # a task that raised will raise again
         logger.error("tool %r: its Ray %s failed: %s", self.name, self._kind(), type(exc).__name__, exc_info=exc)
         message = f"The tool '{self.name}' could not run: the worker running it failed ({type(exc).__name__}). " + (

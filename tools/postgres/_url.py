@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 #: The environment variable that selects PostgreSQL for tooldeck's shared state (read at entry points).
 DATABASE_URL_VARIABLE = "TOOLDECK_DATABASE_URL"
@@ -37,13 +37,15 @@ def redact_url(url: str) -> str:
     try:
         parts = urlsplit(url)
         query = parse_qs(parts.query)
-        host = parts.hostname or (query.get("host") or [""])[0]
+        host = unquote(parts.hostname or "") or (query.get("host") or [""])[0]
         port = parts.port
     except ValueError:  # an unparsable port, for one
         return "postgresql://(unreadable URL)"
     user = parts.username or (query.get("user") or [""])[0]
     database = parts.path.lstrip("/") or (query.get("dbname") or [""])[0]
     shown = f"{user}@" if user else ""
+    if host.startswith("/"):  # a Unix socket directory
+        return f"postgresql://{shown}/{database}?host={host}"
     shown += host or "localhost"
     if port is not None:
         shown += f":{port}"
