@@ -66,7 +66,7 @@ class RayExecutor:
         init_options: More ``ray.init`` arguments (``runtime_env``, ``namespace`` ...).
 
     Raises:
-        ImportError: Ray is not installed (``pip install 'tooldeck[ray]'``).
+        ImportError: Ray is not installed (``pip install -e '.[ray]' in a tooldeck checkout``).
     """
 
     def __init__(
@@ -81,7 +81,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ImportError("RayExecutor needs Ray: pip install 'tooldeck[ray]'") from None
+            raise ImportError("RayExecutor needs Ray: pip install -e '.[ray]' in a tooldeck checkout") from None
         from tools.executors import _ray_worker
 
         self._ray = ray

@@ -166,7 +166,8 @@ class Database:
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise DatabaseError(
-                "PostgreSQL support needs psycopg 3 and psycopg-pool: pip install 'tooldeck[postgres]'"
+                "PostgreSQL support needs psycopg 3 and psycopg-pool: "
+                "pip install -e '.[postgres]' in a tooldeck checkout"
             ) from None
         try:  # one direct connection first: a wrong URL fails now, with the server's reason
             psycopg.connect(self._url, connect_timeout=max(1, round(self._timeout))).close()

@@ -17,8 +17,12 @@ NOT_INSTALLED = (
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     """The session's cluster, stopped (and its directory removed) at the end, even on failure."""
-    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'tooldeck[postgres]'")
-    pytest.importorskip("psycopg_pool", reason="psycopg-pool is not installed: pip install 'tooldeck[postgres]'")
+    pytest.importorskip(
+        "psycopg", reason="psycopg is not installed: pip install -e '.[postgres]' in a tooldeck checkout"
+    )
+    pytest.importorskip(
+        "psycopg_pool", reason="psycopg-pool is not installed: pip install -e '.[postgres]' in a tooldeck checkout"
+    )
     try:
         cluster = start_cluster()
     except FileNotFoundError:

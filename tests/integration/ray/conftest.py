@@ -22,7 +22,7 @@ def local_ray() -> Iterator[Any]:
     """``ray`` after ``ray.init(num_cpus=2)``; its workers import tooldeck and these tests'
     tools from this checkout. Processes that join it need `AUTH` in their environment."""
     if importlib.util.find_spec("ray") is None:
-        pytest.skip("Ray is not installed: pip install 'tooldeck[ray]'")
+        pytest.skip("Ray is not installed: pip install -e '.[ray]' in a tooldeck checkout")
     saved = {name: os.environ.get(name) for name in AUTH}
     os.environ.update(AUTH)  # read when Ray is imported, and inherited by the processes it starts
     try:
