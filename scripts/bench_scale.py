@@ -1,0 +1,158 @@
+"""Benchmark tool calls through ToolsNode on the thread pool and on Ray.
+
+Run: ``python scripts/bench_scale.py [--calls 1000] [--rounds 1] [--ray-address ADDR]``.
+Two workloads, each one assistant message of ``--calls`` tool calls run by a `ToolsNode`:
+
+(a) an I/O-bound tool that sleeps ``--io-ms`` (50 ms): with the node's worker threads, and
+    with the calls on Ray (tasks of ``--io-cpus`` CPU each, so a core serves several);
+(b) a CPU-bound tool that does ``--cpu-ms`` (100 ms, calibrated on one core at the start) of
+    pure-Python work: with the threads (one GIL: one core at a time) and on Ray (one process
+    per core).
+
+For each, the median wall time over ``--rounds`` and its ratio to the ideal: the calls times
+one direct call's time (the baseline, measured in the same run, in this process, without
+the framework) divided by the parallelism the executor can give them (the node's
+``--parallel`` calls at once for I/O; the cores for CPU work, one core for threads held by
+the GIL). A ratio of 1.0 is perfect. Ray's workers are warmed up before timing; the local Ray (without an address) is
+started with this machine's cores and stopped at the end. On a busy machine the figures
+move with its load: compare the rows of one run, not runs on different days.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from orchestrator import ToolsNode
+from tools import LocalToolRegistry
+from tools.executors import RayExecutor
+
+
+def wait_io(milliseconds: int = 50) -> int:
+    """Wait as an I/O-bound tool would.
+
+    Args:
+        milliseconds: How long.
+    """
+    time.sleep(milliseconds / 1000)
+    return milliseconds
+
+
+def compute(iterations: int = 1000) -> int:
+    """Pure-Python work, as a CPU-bound tool does: a fixed number of loop iterations.
+
+    Args:
+        iterations: How much work.
+    """
+    total = 0
+    for i in range(iterations):
+        total += i * i % 7
+    return total
+
+
+def calibrate(milliseconds: int) -> int:
+    """The iterations of `compute` that take ``milliseconds`` on one core here (median of 5)."""
+    probe = 200_000
+    return max(1, round(probe * (milliseconds / 1000) / direct_seconds(lambda: compute(probe))))
+
+
+def turn(name: str, calls: int, **arguments: int) -> dict[str, Any]:
+    encoded = json.dumps(arguments)
+    tool_calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": encoded}} for i in range(calls)
+    ]
+    return {"messages": [{"role": "assistant", "content": None, "tool_calls": tool_calls}]}
+
+
+def timed(node: ToolsNode, state: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    update = node(state)
+    elapsed = time.perf_counter() - start
+    failed = [m for m in update["messages"] if json.loads(m["content"])["status"] != "success"]
+    if failed:
+        raise SystemExit(f"{len(failed)} calls failed, e.g. {failed[0]['content'][:300]}")
+    return elapsed
+
+
+def direct_seconds(call: Callable[[], object]) -> float:
+    """Median seconds of one direct call (of 5), in this process."""
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def warm_up(node: ToolsNode, name: str, calls: int, **arguments: int) -> None:
+    """Start Ray's workers for this workload just before it is timed (Ray stops idle extra
+    workers after a second, so a warm-up long before would be lost)."""
+    for _ in range(3):
+        timed(node, turn(name, calls, **arguments))
+
+
+def median_of(rounds: int, run: Callable[[], float]) -> float:
+    return statistics.median(run() for _ in range(rounds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--parallel", type=int, default=16, help="ToolsNode max_parallel (default 16)")
+    parser.add_argument("--io-ms", type=int, default=50)
+    parser.add_argument("--cpu-ms", type=int, default=100)
+    parser.add_argument("--io-cpus", type=float, default=0.125, help="CPUs Ray reserves per I/O call")
+    parser.add_argument("--ray-address", default=None, help="join this cluster (default: a local Ray)")
+    args = parser.parse_args()
+
+    cores = os.cpu_count() or 1
+    threads = LocalToolRegistry()
+    threads.register(wait_io)
+    threads.register(compute)
+    cluster = RayExecutor(address=args.ray_address)
+    io_cluster = RayExecutor(task_options={"num_cpus": args.io_cpus})  # the same Ray, lighter I/O tasks
+    ray_cpus = int(cluster._ray.cluster_resources().get("CPU", cores))
+    on_ray = LocalToolRegistry(executor=cluster)
+    on_ray.register(wait_io, executor=io_cluster)
+    on_ray.register(compute)
+    io_state = turn("wait_io", args.calls, milliseconds=args.io_ms)
+    iterations = calibrate(args.cpu_ms)
+    cpu_state = turn("compute", args.calls, iterations=iterations)
+    io_call = direct_seconds(lambda: wait_io(args.io_ms))  # the baselines: one call, no framework
+    cpu_call = direct_seconds(lambda: compute(iterations))
+    io_parallel_ray = min(args.parallel, int(ray_cpus / args.io_cpus))
+    rows: list[tuple[str, str, float, float]] = []
+    with (
+        ToolsNode(threads, max_parallel=args.parallel) as local,
+        ToolsNode(on_ray, max_parallel=args.parallel) as remote,
+    ):
+        io_total = args.calls * io_call
+        cpu_total = args.calls * cpu_call
+        rows.append(("io", "threads", median_of(args.rounds, lambda: timed(local, io_state)), io_total / args.parallel))
+        warm_up(remote, "wait_io", 4 * args.parallel, milliseconds=args.io_ms)
+        rows.append(("io", "ray", median_of(args.rounds, lambda: timed(remote, io_state)), io_total / io_parallel_ray))
+        rows.append(("cpu", "threads", median_of(args.rounds, lambda: timed(local, cpu_state)), cpu_total))
+        warm_up(remote, "compute", 4 * ray_cpus, iterations=1)
+        rows.append(("cpu", "ray", median_of(args.rounds, lambda: timed(remote, cpu_state)), cpu_total / ray_cpus))
+    io_cluster.close()
+    cluster.close()
+
+    names = {"io": f"{args.calls} x {args.io_ms} ms I/O", "cpu": f"{args.calls} x {args.cpu_ms} ms CPU"}
+    print(f"ToolsNode(max_parallel={args.parallel}); this machine: {cores} cores; Ray: {ray_cpus} CPUs; "
+          f"median of {args.rounds} round(s)")  # fmt: skip
+    print(f"{'workload':<22} {'executor':<8} {'wall s':>8} {'ideal s':>8} {'ratio to ideal':>15}")
+    for workload, executor, wall, ideal in rows:
+        print(f"{names[workload]:<22} {executor:<8} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>15.2f}")
+    by = {(w, e): wall for w, e, wall, _ in rows}
+    print(f"CPU-bound: Ray is {by['cpu', 'threads'] / by['cpu', 'ray']:.2f}x the thread pool's speed; "
+          f"I/O-bound: {by['io', 'threads'] / by['io', 'ray']:.2f}x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
