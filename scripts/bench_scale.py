@@ -9,23 +9,26 @@ Two workloads, each one assistant message of ``--calls`` tool calls run by a `To
     pure-Python work: with the threads (one GIL: one core at a time) and on Ray (one process
     per core).
 
-For each, the median wall time over ``--rounds`` and its ratio to the ideal: the calls times
-one direct call's time (the baseline, measured in the same run, in this process, without
-the framework) divided by the parallelism the executor can give them (the node's
-``--parallel`` calls at once for I/O; the cores for CPU work, one core for threads held by
-the GIL). A ratio of 1.0 is perfect. Ray's workers are warmed up before timing; the local Ray (without an address) is
-started with this machine's cores and stopped at the end. On a busy machine the figures
-move with its load: compare the rows of one run, not runs on different days.
+For each, the median wall time over ``--rounds`` and two ratios, both against baselines
+measured in the same run: to the ideal (the calls times one direct call's time, divided by
+the parallelism the executor can give them: the node's ``--parallel`` calls at once for
+I/O, the cores for CPU work, one core for threads held by the GIL; 1.0 is perfect), and to
+the same calls made without tooldeck (a bare thread pool of ``--parallel`` threads, or bare
+Ray tasks), which is what tooldeck adds. Ray's workers are warmed up before timing; the
+local Ray (without an address) is started with this machine's cores and stopped at the end.
+On a busy machine the figures move with its load: compare the rows of one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from orchestrator import ToolsNode
@@ -100,6 +103,77 @@ def median_of(rounds: int, run: Callable[[], float]) -> float:
     return statistics.median(run() for _ in range(rounds))
 
 
+@dataclass
+class Row:
+    """One measured line: a workload on one executor."""
+
+    workload: str
+    executor: str
+    wall: float  # through ToolsNode and the registry
+    raw: float  # the same calls without tooldeck (a thread pool, or bare Ray tasks)
+    ideal: float
+
+
+def raw_threads(fn: Callable[..., object], calls: int, parallel: int, arguments: dict[str, int]) -> float:
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(lambda _: fn(**arguments), range(calls)))
+    return time.perf_counter() - start
+
+
+def raw_ray(remote: Any, calls: int, arguments: dict[str, int]) -> float:
+    import ray
+
+    start = time.perf_counter()
+    ray.get([remote.remote(**arguments) for _ in range(calls)])
+    return time.perf_counter() - start
+
+
+def measure(args: argparse.Namespace, cluster: RayExecutor, io_cluster: RayExecutor) -> tuple[list[Row], int]:
+    """Both workloads on both executors, each with its raw baseline; and Ray's CPUs."""
+    import ray
+
+    ray_cpus = int(ray.cluster_resources().get("CPU", 1))
+    threads = LocalToolRegistry()
+    threads.register(wait_io)
+    threads.register(compute)
+    on_ray = LocalToolRegistry(executor=cluster)
+    on_ray.register(wait_io, executor=io_cluster)
+    on_ray.register(compute)
+    io_args, cpu_args = {"milliseconds": args.io_ms}, {"iterations": calibrate(args.cpu_ms)}
+    io_total = args.calls * direct_seconds(lambda: wait_io(**io_args))  # one direct call, times the calls
+    cpu_total = args.calls * direct_seconds(lambda: compute(**cpu_args))
+    io_remote = ray.remote(wait_io).options(num_cpus=args.io_cpus)
+    cpu_remote = ray.remote(compute)
+    rounds = args.rounds
+    with (
+        ToolsNode(threads, max_parallel=args.parallel) as local,
+        ToolsNode(on_ray, max_parallel=args.parallel) as remote,
+    ):
+        io_state, cpu_state = turn("wait_io", args.calls, **io_args), turn("compute", args.calls, **cpu_args)
+        rows = [
+            Row("io", "threads", median_of(rounds, lambda: timed(local, io_state)),
+                median_of(rounds, lambda: raw_threads(wait_io, args.calls, args.parallel, io_args)),
+                io_total / args.parallel),
+        ]  # fmt: skip
+        warm_up(remote, "wait_io", 4 * args.parallel, **io_args)
+        rows.append(
+            Row("io", "ray", median_of(rounds, lambda: timed(remote, io_state)),
+                median_of(rounds, lambda: raw_ray(io_remote, args.calls, io_args)),
+                io_total / min(args.parallel, int(ray_cpus / args.io_cpus)))
+        )  # fmt: skip
+        rows.append(
+            Row("cpu", "threads", median_of(rounds, lambda: timed(local, cpu_state)),
+                median_of(rounds, lambda: raw_threads(compute, args.calls, args.parallel, cpu_args)), cpu_total)
+        )  # fmt: skip
+        warm_up(remote, "compute", 4 * ray_cpus, iterations=1)
+        rows.append(
+            Row("cpu", "ray", median_of(rounds, lambda: timed(remote, cpu_state)),
+                median_of(rounds, lambda: raw_ray(cpu_remote, args.calls, cpu_args)), cpu_total / ray_cpus)
+        )  # fmt: skip
+    return rows, ray_cpus
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -110,47 +184,22 @@ def main() -> None:
     parser.add_argument("--io-cpus", type=float, default=0.125, help="CPUs Ray reserves per I/O call")
     parser.add_argument("--ray-address", default=None, help="join this cluster (default: a local Ray)")
     args = parser.parse_args()
-
-    cores = os.cpu_count() or 1
-    threads = LocalToolRegistry()
-    threads.register(wait_io)
-    threads.register(compute)
     cluster = RayExecutor(address=args.ray_address)
     io_cluster = RayExecutor(task_options={"num_cpus": args.io_cpus})  # the same Ray, lighter I/O tasks
-    ray_cpus = int(cluster._ray.cluster_resources().get("CPU", cores))
-    on_ray = LocalToolRegistry(executor=cluster)
-    on_ray.register(wait_io, executor=io_cluster)
-    on_ray.register(compute)
-    io_state = turn("wait_io", args.calls, milliseconds=args.io_ms)
-    iterations = calibrate(args.cpu_ms)
-    cpu_state = turn("compute", args.calls, iterations=iterations)
-    io_call = direct_seconds(lambda: wait_io(args.io_ms))  # the baselines: one call, no framework
-    cpu_call = direct_seconds(lambda: compute(iterations))
-    io_parallel_ray = min(args.parallel, int(ray_cpus / args.io_cpus))
-    rows: list[tuple[str, str, float, float]] = []
-    with (
-        ToolsNode(threads, max_parallel=args.parallel) as local,
-        ToolsNode(on_ray, max_parallel=args.parallel) as remote,
-    ):
-        io_total = args.calls * io_call
-        cpu_total = args.calls * cpu_call
-        rows.append(("io", "threads", median_of(args.rounds, lambda: timed(local, io_state)), io_total / args.parallel))
-        warm_up(remote, "wait_io", 4 * args.parallel, milliseconds=args.io_ms)
-        rows.append(("io", "ray", median_of(args.rounds, lambda: timed(remote, io_state)), io_total / io_parallel_ray))
-        rows.append(("cpu", "threads", median_of(args.rounds, lambda: timed(local, cpu_state)), cpu_total))
-        warm_up(remote, "compute", 4 * ray_cpus, iterations=1)
-        rows.append(("cpu", "ray", median_of(args.rounds, lambda: timed(remote, cpu_state)), cpu_total / ray_cpus))
-    io_cluster.close()
-    cluster.close()
-
+    try:
+        rows, ray_cpus = measure(args, cluster, io_cluster)
+    finally:
+        io_cluster.close()
+        cluster.close()
     names = {"io": f"{args.calls} x {args.io_ms} ms I/O", "cpu": f"{args.calls} x {args.cpu_ms} ms CPU"}
-    print(f"ToolsNode(max_parallel={args.parallel}); this machine: {cores} cores; Ray: {ray_cpus} CPUs; "
-          f"median of {args.rounds} round(s)")  # fmt: skip
-    print(f"{'workload':<22} {'executor':<8} {'wall s':>8} {'ideal s':>8} {'ratio to ideal':>15}")
-    for workload, executor, wall, ideal in rows:
-        print(f"{names[workload]:<22} {executor:<8} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>15.2f}")
-    by = {(w, e): wall for w, e, wall, _ in rows}
-    print(f"CPU-bound: Ray is {by['cpu', 'threads'] / by['cpu', 'ray']:.2f}x the thread pool's speed; "
+    print(f"ToolsNode(max_parallel={args.parallel}); this machine: {os.cpu_count()} cores; Ray: {ray_cpus} CPUs; "
+          f"median of {args.rounds} round(s); raw = the same calls without tooldeck")  # fmt: skip
+    print(f"{'workload':<20} {'executor':<8} {'wall s':>7} {'raw s':>7} {'ideal s':>7} {'/ideal':>7} {'/raw':>6}")
+    for row in rows:
+        print(f"{names[row.workload]:<20} {row.executor:<8} {row.wall:>7.2f} {row.raw:>7.2f} {row.ideal:>7.2f} "
+              f"{row.wall / row.ideal:>7.2f} {row.wall / row.raw:>6.2f}")  # fmt: skip
+    by = {(row.workload, row.executor): row.wall for row in rows}
+    print(f"CPU-bound: Ray runs at {by['cpu', 'threads'] / by['cpu', 'ray']:.2f}x the thread pool's speed; "
           f"I/O-bound: {by['io', 'threads'] / by['io', 'ray']:.2f}x")  # fmt: skip
 
 

@@ -57,14 +57,21 @@ def _version_key(path: str) -> tuple[int, ...]:
 
 
 def _server_user() -> tuple[int, int] | None:
-    """(uid, gid) to run the server as: None when not root (run as ourselves)."""
+    """(uid, gid) to run the server as: None when not root (run as ourselves); as root, the
+    ``postgres`` user, else an ordinary user, else ``nobody`` (initdb needs a passwd entry).
+
+    Raises:
+        FileNotFoundError: root, and no unprivileged user to run the server as.
+    """
     if os.geteuid() != 0:
         return None
-    try:
-        entry = pwd.getpwnam("postgres")
-    except KeyError:
-        return (1000, 1000)
-    return (entry.pw_uid, entry.pw_gid)
+    for name in ("postgres", 1000, "nobody"):
+        try:
+            entry = pwd.getpwnam(name) if isinstance(name, str) else pwd.getpwuid(name)
+        except KeyError:
+            continue
+        return (entry.pw_uid, entry.pw_gid)
+    raise FileNotFoundError("an unprivileged user (postgres, uid 1000 or nobody) to run the server as")
 
 
 def _shared_tmp() -> str:
@@ -159,7 +166,7 @@ def start_cluster() -> Cluster:
     """A started cluster in a new temporary directory.
 
     Raises:
-        FileNotFoundError: PostgreSQL is not installed.
+        FileNotFoundError: PostgreSQL is not installed, or (as root) there is no user to run it as.
         RuntimeError: it is installed but would not start (the server log is in the message).
     """
     bindir = find_bindir()

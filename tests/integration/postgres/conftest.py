@@ -25,8 +25,8 @@ def pg_cluster() -> Iterator[Cluster]:
     )
     try:
         cluster = start_cluster()
-    except FileNotFoundError:
-        pytest.skip(NOT_INSTALLED)
+    except FileNotFoundError as exc:
+        pytest.skip(NOT_INSTALLED if str(exc) == "initdb" else f"PostgreSQL cannot run here: no {exc}")
     try:
         yield cluster
     finally:
