@@ -137,3 +137,30 @@ class FailingTool(BaseTool[CountRequest, int]):
         with open(self.runs, "a", encoding="utf-8") as handle:
             handle.write("ran\n")
         raise UpstreamError("its backend failed", retryable=False)
+
+
+class FragileRequest(BaseModel):
+    """Count, or kill the process."""
+
+    crash: bool = Field(default=False, description="Exit the process instead.")
+
+
+class FragileCounter(BaseTool[FragileRequest, int]):
+    """A stateful tool that counts its calls and can kill its actor; ``close()`` leaves a mark."""
+
+    name = "fragile"
+    description = "Count or crash."
+    stateful = True
+
+    def __init__(self, closed_marker: str) -> None:
+        self.closed_marker = closed_marker
+        self.calls = 0
+
+    def execute_internal(self, request: FragileRequest) -> int:
+        if request.crash:
+            os._exit(4)
+        self.calls += 1
+        return self.calls
+
+    def close(self) -> None:
+        Path(self.closed_marker).write_text(str(self.calls))

@@ -19,6 +19,7 @@ from tests.integration.ray.ray_tools import (
     Counter,
     CountingTool,
     FailingTool,
+    FragileCounter,
     LockedTool,
     SlowStatefulTool,
     crash,
@@ -159,3 +160,18 @@ def test_a_crashed_worker_is_an_execution_error_and_the_next_call_works(executor
     assert crashed.error is not None and crashed.error.type == "execution_error" and crashed.error.retryable
     assert "the worker running it failed" in crashed.error.message
     assert registry.call_tool("where").status == "success"
+
+
+def test_a_dead_actor_is_an_execution_error_and_the_next_call_starts_a_fresh_one(
+    local_ray: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "closed"
+    with RayExecutor() as executor:
+        registry = LocalToolRegistry(executor=executor)
+        registry.register(FragileCounter(str(marker)))
+        assert [registry.call_tool("fragile").data for _ in range(2)] == [1, 2]
+        died = registry.call_tool("fragile", crash=True)
+        assert died.error is not None and died.error.type == "execution_error" and died.error.retryable
+        assert registry.call_tool("fragile").data == 1  # a new actor, from the registered instance
+        assert registry.call_tool("fragile").data == 2
+    assert marker.read_text() == "2"  # closing the executor let the tool close inside its actor

@@ -33,3 +33,15 @@ def test_only_postgresql_urls_are_accepted_and_the_value_is_not_repeated(bad: ob
     with pytest.raises(ValueError, match="TOOLDECK_DATABASE_URL") as caught:
         check_database_url(bad)
     assert "s3cret" not in str(caught.value)
+
+
+def test_a_database_pickles_into_a_copy_with_its_own_pool() -> None:
+    import pickle
+
+    from tools.builtin.knowledge import PostgresKnowledgeStore
+
+    store = PostgresKnowledgeStore("postgresql://app:s3cret@db.internal/kb", snippet_tokens=8)
+    copy = pickle.loads(pickle.dumps(store))  # what a Ray actor receives: no connection is opened here
+    assert copy.database is not store.database
+    assert copy.database.location == store.database.location == "postgresql://app@db.internal/kb"
+    assert copy._headline_options == store._headline_options
