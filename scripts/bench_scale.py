@@ -92,6 +92,22 @@ def direct_seconds(call: Callable[[], object]) -> float:
     return statistics.median(samples)
 
 
+def parallel_capacity(workers: int, iterations: int) -> float:
+    """How many times faster ``workers`` processes do ``workers`` pieces of pure-Python work
+    than one process does them in turn, right now (a shared machine may give less than its
+    core count)."""
+    start = time.perf_counter()
+    for _ in range(workers):
+        compute(iterations)
+    serial = time.perf_counter() - start
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        list(pool.map(compute, [1] * workers))  # start the processes first
+        start = time.perf_counter()
+        list(pool.map(compute, [iterations] * workers))
+        parallel = time.perf_counter() - start
+    return serial / parallel
+
+
 def warm_up(node: ToolsNode, name: str, calls: int, **arguments: int) -> None:
     """Start Ray's workers for this workload just before it is timed (Ray stops idle extra
     workers after a second, so a warm-up long before would be lost)."""
@@ -129,11 +145,13 @@ def raw_ray(remote: Any, calls: int, arguments: dict[str, int]) -> float:
     return time.perf_counter() - start
 
 
-def measure(args: argparse.Namespace, cluster: RayExecutor, io_cluster: RayExecutor) -> tuple[list[Row], int]:
-    """Both workloads on both executors, each with its raw baseline; and Ray's CPUs."""
+def measure(args: argparse.Namespace, cluster: RayExecutor, io_cluster: RayExecutor) -> tuple[list[Row], int, float]:
+    """Both workloads on both executors, each with its raw baseline; Ray's CPUs; and the
+    parallel capacity the machine gave that many processes during the CPU-bound rows."""
     import ray
 
-    ray_cpus = int(ray.cluster_resources().get("CPU", 1))
+    ray_api: Any = ray  # ray's own functions are untyped
+    ray_cpus = int(ray_api.cluster_resources().get("CPU", 1))
     threads = LocalToolRegistry()
     threads.register(wait_io)
     threads.register(compute)
@@ -171,7 +189,8 @@ def measure(args: argparse.Namespace, cluster: RayExecutor, io_cluster: RayExecu
             Row("cpu", "ray", median_of(rounds, lambda: timed(remote, cpu_state)),
                 median_of(rounds, lambda: raw_ray(cpu_remote, args.calls, cpu_args)), cpu_total / ray_cpus)
         )  # fmt: skip
-    return rows, ray_cpus
+    capacity = parallel_capacity(ray_cpus, 5 * cpu_args["iterations"])
+    return rows, ray_cpus, capacity
 
 
 def main() -> None:
@@ -187,7 +206,7 @@ def main() -> None:
     cluster = RayExecutor(address=args.ray_address)
     io_cluster = RayExecutor(task_options={"num_cpus": args.io_cpus})  # the same Ray, lighter I/O tasks
     try:
-        rows, ray_cpus = measure(args, cluster, io_cluster)
+        rows, ray_cpus, capacity = measure(args, cluster, io_cluster)
     finally:
         io_cluster.close()
         cluster.close()
@@ -201,6 +220,8 @@ def main() -> None:
     by = {(row.workload, row.executor): row.wall for row in rows}
     print(f"CPU-bound: Ray runs at {by['cpu', 'threads'] / by['cpu', 'ray']:.2f}x the thread pool's speed; "
           f"I/O-bound: {by['io', 'threads'] / by['io', 'ray']:.2f}x")  # fmt: skip
+    print(f"parallel capacity: {ray_cpus} processes did pure-Python work {capacity:.2f}x as fast as one "
+          f"(the most Ray can gain over the thread pool on this machine now)")  # fmt: skip
 
 
 if __name__ == "__main__":
