@@ -3,6 +3,7 @@ neither Ray nor psycopg is imported by ``import tools``."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools import BaseTool, FunctionTool, LocalToolRegistry
+from tools import BaseTool, FunctionTool, LocalToolRegistry, RetryPolicy, UpstreamError
 from tools.executors import RemoteExecutor, RemoteTool, is_stateful
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -129,3 +130,31 @@ def test_import_tools_imports_neither_ray_nor_psycopg() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+class Flaky(BaseTool[Request, int]):
+    """Fails (retryably) on its first call, then answers."""
+
+    name = "flaky"
+    description = "Fails once."
+    stateful = False
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def execute_internal(self, request: Request) -> int:
+        self.calls += 1
+        if self.calls == 1:
+            raise UpstreamError("the backend hiccuped")
+        return request.x
+
+
+def test_retries_and_the_async_path_go_through_the_executor_too() -> None:
+    executor = RecordingExecutor()
+    registry = LocalToolRegistry(executor=executor, sleep=lambda _seconds: None)
+    registry.register(Flaky(), retry=RetryPolicy(max_attempts=3, jitter=0))
+    result = registry.call_tool("flaky", x=7)
+    assert (result.data, result.metadata["attempts"]) == (7, 2)
+    assert [name for name, _, _ in executor.calls] == ["flaky", "flaky"]
+    assert asyncio.run(registry.acall_tool("flaky", x=8)).data == 8
+    assert len(executor.calls) == 3
