@@ -101,6 +101,10 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             the model, beyond tooldeck's ``ToolError`` and the frameworks' tool errors that
             are recognised by default (see :mod:`tools._foreign_errors`).
         manual: Routing metadata (a ``ToolManual``), optional.
+        stateful: Whether the instance holds state (a client, a cache) that must live in
+            one place when calls run in other processes: True runs them on one Ray actor
+            per instance, False as independent tasks; None: decided from the instance
+            (:func:`tools.executors.is_stateful`).
     """
 
     name: str = ""
@@ -117,6 +121,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     expose_exceptions: bool = False
     expose_errors: tuple[type[BaseException] | str, ...] = ()
     manual: ToolManual | None = None
+    stateful: bool | None = None
 
     _default_validation: ClassVar[bool] = True
     _custom_format: ClassVar[bool] = False

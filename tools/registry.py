@@ -36,6 +36,7 @@ from tools.schema import (
 if TYPE_CHECKING:
     from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
     from tools.approvals._gate import ApprovalGate
+    from tools.executors import RemoteExecutor
     from tools.routing import ToolManual, ToolRouter, ToolView
     from tools.telemetry import ToolTracer
 
@@ -68,6 +69,10 @@ class LocalToolRegistry:
             call runs, at no cost.
         approver: Asked synchronously when a call needs approval
             (``(ApprovalRequest) -> Approve | Deny``); needs ``policy``.
+        executor: Where registered tools' calls run by default: None for this process,
+            or a :class:`~tools.executors.RemoteExecutor` such as
+            :class:`~tools.executors.RayExecutor` (the gate, breakers, retries and metrics
+            stay here); ``register(..., executor=None)`` keeps one tool here.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -87,6 +92,7 @@ class LocalToolRegistry:
         tracer: ToolTracer | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
+        executor: RemoteExecutor | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
@@ -111,6 +117,7 @@ class LocalToolRegistry:
             raise ToolDefinitionError("approver= needs policy=: without a policy no call needs approval")
         self.policy = policy
         self.approver = approver
+        self.executor = executor
         self._gate: ApprovalGate | None = None
         if policy is not None:
             from tools.approvals._gate import ApprovalGate
@@ -139,6 +146,7 @@ class LocalToolRegistry:
         manual: ToolManual | None = None,
         hidden: bool = False,
         expose_errors: Sequence[type[BaseException] | str] = (),
+        executor: RemoteExecutor | None = _UNSET,
     ) -> BaseTool[Any, Any]:
         """Register a tool instance or a plain function; returns the registered tool.
 
@@ -165,12 +173,15 @@ class LocalToolRegistry:
             expose_errors: Exception classes (or dotted class names) whose text the tool's
                 author wrote for the model, e.g. a ported tool's own ``ToolError``; other
                 unexpected exceptions stay redacted (see :mod:`tools._foreign_errors`).
+            executor: Where this tool's calls run (default: the registry's ``executor``);
+                None: in this process.
 
         Raises:
             InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
             DuplicateToolError: the name is taken and ``replace`` is false.
-            ToolDefinitionError: ``tool`` is neither a tool nor a function, or the
-                ``parameters`` schema is invalid.
+            ToolDefinitionError: ``tool`` is neither a tool nor a function, the
+                ``parameters`` schema is invalid, or the executor cannot run the tool (it
+                cannot be pickled for Ray, say).
         """
         if isinstance(tool, BaseTool):
             instance: BaseTool[Any, Any] = tool
@@ -200,8 +211,10 @@ class LocalToolRegistry:
             if prepared != instance.parameters:  # a corpus dialect, converted (and logged)
                 instance.parameters = prepared
                 instance.reset_schema_cache()
+        remote = self.executor if executor is _UNSET else executor
         entry = ToolEntry(
             tool=instance,
+            remote=remote.prepare(instance) if remote is not None else None,
             breaker=breaker or self._new_breaker(),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
