@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,68 @@ def private_dir(path: Path, uid: int, mode: int = 0o700) -> Path:
 
 def is_setuid(path: Path) -> bool:
     return bool(path.stat().st_mode & stat.S_ISUID)
+
+
+def _world_readable(path: Path) -> bool:
+    try:
+        if path.stat().st_mode & 0o005 != 0o005:
+            return False
+        return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+    except OSError:
+        return False
+
+
+def library_python() -> tuple[str, list[str]]:
+    """An interpreter any user may run that can import the ``tools`` package's dependencies:
+    ``(python, site-packages dirs to put on sys.path)``; skips the test when there is none.
+
+    This interpreter when others may run it; else a public one of the same version, given
+    this interpreter's site-packages (pure Python and same-ABI extensions import fine).
+    """
+    paths = sysconfig.get_paths()
+    site = list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+    unreadable = [d for d in site if not _world_readable(Path(d))]
+    if unreadable:
+        pytest.skip(f"the site-packages {unreadable} can't be read by other users")
+    python = public_python()
+    if python is None:
+        pytest.skip("no Python interpreter that an unprivileged user may execute")
+    probe = subprocess.run(
+        [python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, timeout=60, check=False
+    )
+    if probe.stdout.decode().strip() != str(sys.version_info[:2]):
+        pytest.skip(f"{python} is not Python {sys.version_info[0]}.{sys.version_info[1]}, so it can't use our packages")
+    return python, site
+
+
+def run_python(
+    mode: str, script: Path, job: dict[str, Any], *, tree: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``script`` (``main(job) -> JSON-able``) as the application user of ``mode``.
+
+    The script imports the world-readable copy of ``tools`` in ``tree`` and this
+    interpreter's site-packages; ``env`` is its whole environment.
+    """
+    python, site = library_python()
+    runner = tree / script.name
+    if not runner.exists():
+        shutil.copy(script, runner)
+        runner.chmod(0o644)
+    bootstrap = (
+        "import json, sys, runpy; sys.path[0:0] = json.loads(sys.argv[1]); "
+        "main = runpy.run_path(sys.argv[2])['main']; json.dump(main(json.load(sys.stdin)), sys.stdout)"
+    )
+    argv = [*drop_argv(mode), python, "-I", "-c", bootstrap, json.dumps([str(tree), *site]), str(runner)]
+    proc = subprocess.run(
+        argv,
+        input=json.dumps(job).encode(),
+        capture_output=True,
+        timeout=180,
+        check=False,
+        cwd="/",
+        env=env if env is not None else {"PATH": SEARCH_PATH, "LANG": "C.UTF-8"},
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"{script.name} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')[-3000:]}")
+    answer: dict[str, Any] = json.loads(proc.stdout)
+    return answer
