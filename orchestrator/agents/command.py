@@ -104,7 +104,7 @@ def run_pipeline_command(
         stdout: Where the trace or JSON goes.
         stderr: Where errors go.
         sandbox: Where bash and the checks run (default: a ``LocalSandbox`` with a 300 s,
-            1 GiB budget per run).
+            4 GiB budget per run: 256 MiB per process where no cgroup is delegated).
         policy: The freedom dial for the agents' calls (None: no approval gate).
         approver: Asks a person about a call the dial does not allow (else it is refused).
 
@@ -119,7 +119,7 @@ def run_pipeline_command(
         workspace = os.path.realpath(getattr(args, "workspace", None) or ".")
         if not os.path.isdir(workspace):
             raise ValueError(f"--workspace {workspace!r} is not a directory")
-        box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=1024))
+        box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=4096))
     except ValueError as exc:
         print(f"error: configuration: {exc}", file=stderr)
         return EXIT_CONFIG

@@ -79,12 +79,16 @@ def app_uid(mode: str) -> int:
     return ORDINARY_UID if ROOT else os.geteuid()
 
 
-def drop_argv(mode: str) -> list[str]:
-    """The argv prefix that starts a process as the application user of ``mode``."""
-    if mode == "root" or not ROOT:
-        return []
+def drop_argv(mode: str, groups: tuple[int, ...] = ()) -> list[str]:
+    """The argv prefix that starts a process as the application user of ``mode``, with the
+    supplementary ``groups`` (none by default; as root too when given)."""
     setpriv = shutil.which("setpriv", path=SEARCH_PATH) or "setpriv"
-    return [setpriv, f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", "--clear-groups"]
+    keep = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
+    if not ROOT:
+        return []
+    if mode == "root":
+        return [setpriv, *keep, "--"] if groups else []
+    return [setpriv, f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", *keep]
 
 
 def run_driver(
@@ -94,8 +98,10 @@ def run_driver(
     tree: Path,
     python: str | None = None,
     wrapper: list[str] | None = None,
+    groups: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    """Run ``job`` in :mod:`_driver` as the application user of ``mode``; its JSON answer."""
+    """Run ``job`` in :mod:`_driver` as the application user of ``mode`` (with the
+    supplementary ``groups``); its JSON answer."""
     interpreter = python or public_python()
     if interpreter is None:
         pytest.skip("no Python interpreter that an unprivileged user may execute")
@@ -103,7 +109,7 @@ def run_driver(
     if not driver.exists():
         shutil.copy(DRIVER, driver)
         driver.chmod(0o644)
-    argv = [*drop_argv(mode), *(wrapper or []), interpreter, "-I", str(driver), str(tree)]
+    argv = [*drop_argv(mode, groups), *(wrapper or []), interpreter, "-I", str(driver), str(tree)]
     proc = subprocess.run(
         argv,
         input=json.dumps(job).encode(),
