@@ -51,12 +51,14 @@ def copy_readable(source: Path, dest: Path) -> Path:
     return dest
 
 
-def readable_tree(root: Path) -> Path:
-    """A directory holding a world-readable copy of the ``tools`` package."""
+def readable_tree(root: Path, packages: tuple[str, ...] = ("tools",)) -> Path:
+    """A directory holding a world-readable copy of ``packages`` (siblings of ``tools``)."""
     tree = root / "tree"
     tree.mkdir()
     tree.chmod(0o755)
-    copy_readable(Path(tools.__file__).parent, tree / "tools")
+    source = Path(tools.__file__).parent.parent
+    for name in packages:
+        copy_readable(source / name, tree / name)
     return tree
 
 

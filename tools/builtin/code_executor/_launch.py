@@ -11,6 +11,10 @@ end; a long-lived worker with stdin/stdout pipes starts the same launch with
 ``Popen(launch.argv, stdin=PIPE, stdout=PIPE, pass_fds=launch.pass_fds, env=launch.env,
 start_new_session=True, **launch.popen)`` and calls :meth:`Launch.started`), and reads
 the outcome with :meth:`Launcher.outcome`.
+
+Both launchers die with the thread that started them (bubblewrap's ``--die-with-parent``,
+``PR_SET_PDEATHSIG`` in the namespaces launcher), and the whole sandbox with them: start
+a long-lived worker from a thread that lives as long as it (the main thread, say).
 """
 
 from __future__ import annotations
@@ -186,6 +190,7 @@ class Launcher:
             "mounts": [list(item) for item in layout.mounts()],
             "seccomp": self.seccomp,
             "status_fd": status_w,
+            "parent": os.getpid(),
         }
         argv = [*self.python_argv, marshal.dumps(config).hex()]
         return Launch("namespaces", argv, {"LANG": "C.UTF-8"}, [status_w], status_r)

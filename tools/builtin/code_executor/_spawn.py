@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools._procgroup import kill_group, wait_group_gone
+from tools._procgroup import interrupts_deferred, kill_group, wait_group_gone
 from tools.builtin.code_executor._capture import Capture, collect
 from tools.builtin.code_executor._launch import Launch
 from tools.builtin.code_executor.sandbox import SandboxLimits
@@ -43,26 +43,28 @@ class Spawn:
         """
         status_r = launch.status_r
         try:
-            with (self.workdir / ".stdin").open("rb") as stdin_file:
-                proc = subprocess.Popen(
-                    launch.argv,
-                    stdin=stdin_file,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=tuple(launch.pass_fds),
-                    start_new_session=True,
-                    cwd="/",
-                    env=launch.env,
-                    **launch.popen,
-                )
+            # No interrupt between starting the launcher and listing it for close().
+            with interrupts_deferred():
+                with (self.workdir / ".stdin").open("rb") as stdin_file:
+                    proc = subprocess.Popen(
+                        launch.argv,
+                        stdin=stdin_file,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=tuple(launch.pass_fds),
+                        start_new_session=True,
+                        cwd="/",
+                        env=launch.env,
+                        **launch.popen,
+                    )
+                with self.lock:
+                    self.running.add(proc.pid)
         except OSError as exc:
             os.close(status_r)
             msg = f"The sandbox could not start: {type(exc).__name__}: {exc}."
             raise ToolError(msg, trips_breaker=True) from exc
         finally:
             launch.started()
-        with self.lock:
-            self.running.add(proc.pid)
         try:
             capture = collect(
                 proc,

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from tools._procgroup import exit_if_terminated, sigterm_as_interrupt
 from tools.external.mcp.server import ServableRegistry, serve_http, serve_stdio
 
 
@@ -62,10 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
-    if args.transport == "http":
-        serve_http(registry, host=args.host, port=args.port, name=args.name)
-    else:
-        serve_stdio(registry, name=args.name)
+    try:
+        with sigterm_as_interrupt() as terminated:  # SIGTERM stops tool children as Ctrl-C does
+            if args.transport == "http":
+                serve_http(registry, host=args.host, port=args.port, name=args.name)
+            else:
+                serve_stdio(registry, name=args.name)
+    except KeyboardInterrupt:
+        exit_if_terminated(terminated)
+        raise
     return 0
 
 
