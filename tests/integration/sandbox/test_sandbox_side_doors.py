@@ -81,6 +81,21 @@ writer.send({"answer": 42})
 print(reader.recv())
 """
 
+UNIX_WITH_NETWORK = """
+import errno, socket
+for kind in ("SOCK_STREAM", "SOCK_DGRAM"):
+    try:
+        sock = socket.socket(socket.AF_UNIX, getattr(socket, kind))
+        sock.settimeout(2)
+        sock.connect({address!r})
+        print(kind, "connected")
+    except OSError as exc:
+        print(kind, errno.errorcode.get(exc.errno, "?"))
+a, b = socket.socketpair()
+a.sendall(b"ok")
+print(b.recv(2).decode())
+"""
+
 READ_GROUP_FILE = """
 import os
 try:
@@ -249,6 +264,11 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType) -> Iterator[Bat
         }
         tree = priv.readable_tree(root)
         answer = priv.run_driver(app_mode, job, tree=tree, groups=(SECRET_GID,))
+        # Sharing the host's network on purpose: connect must work for TCP, so no UNIX
+        # socket may be made at all (the host's abstract sockets share that namespace).
+        shared = {**job, "sandbox": {**job["sandbox"], "isolate_network": False}}
+        shared["cases"] = [{"name": "unix", "code": UNIX_WITH_NETWORK.format(address=f"\0{marker}")}]
+        answer["results"]["shared_network"] = priv.run_driver(app_mode, shared, tree=tree)["results"]["unix"]
         yield Battery(app_mode, launcher_kind, answer, servers, visible)
 
 
@@ -276,6 +296,13 @@ def test_unix_datagram_sockets_are_refused_so_nothing_is_sent_to_a_path(battery:
     for kind in ("DGRAM", "RAW"):
         assert (seen[f"socket_{kind}"], seen[f"socketpair_{kind}"]) == ("EPERM", "EPERM"), kind
     assert battery.servers["dgram"].arrived == []
+
+
+def test_sharing_the_network_makes_unix_sockets_unavailable(battery: Battery) -> None:
+    shared = battery.result("shared_network")
+    assert shared["network_isolated"] is False
+    assert shared["stdout"] == "SOCK_STREAM EPERM\nSOCK_DGRAM EPERM\nok\n"
+    assert battery.servers["abstract"].arrived == []
 
 
 def test_socketpair_pipes_and_fd_passing_keep_working(battery: Battery) -> None:

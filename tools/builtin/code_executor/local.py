@@ -295,7 +295,7 @@ class LocalSandbox:
             raise ToolError(msg, trips_breaker=True)
         setup, launcher = self._set_up()
         self._check_interpreter(argv[0], language)
-        memory = self._memory_plan(setup, language)
+        memory = self.memory_plan(language)
         try:
             workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
         except OSError as exc:
@@ -315,7 +315,7 @@ class LocalSandbox:
             launch = launcher.prepare(
                 run_plan.command([argv[0], *memory.flags, *argv[1:]], str(program), language),
                 workdir=str(workdir), run_plan=run_plan,
-                rlimits=self._rlimits(memory), env=run_plan.environment(self._env(workdir), language),
+                rlimits=self.rlimits(memory), env=run_plan.environment(self._env(workdir), language),
                 disk_mb=self.limits.disk_mb, cgroup=cgroup,
             )  # fmt: skip
             started = time.monotonic()
@@ -335,7 +335,24 @@ class LocalSandbox:
         )  # fmt: skip
         return dataclasses.replace(result, workspace=changes) if changes is not None else result
 
-    def _memory_plan(self, setup: Setup, language: str) -> MemoryPlan:
+    # -- for long-lived workers (see _launch): the same launcher, limits and memory plan ---
+
+    def launcher(self) -> Launcher:
+        """The :class:`~._launch.Launcher` every run of this sandbox uses (decided at the
+        first call): start a long-lived worker with it exactly like a run.
+
+        Raises:
+            ToolError: No launcher can contain programs here (see :meth:`run`).
+        """
+        return self._set_up()[1]
+
+    def memory_plan(self, language: str) -> MemoryPlan:
+        """How a ``language`` process's memory is bounded here (see :mod:`._memory`).
+
+        Raises:
+            ToolError: The budget can't give that language two processes here.
+        """
+        setup, _ = self._set_up()
         limits = self.limits
         try:
             return plan_memory(limits.memory_mb, limits.max_processes, language, cgroup=setup.cgroup is not None)
@@ -512,8 +529,9 @@ class LocalSandbox:
             "LC_ALL": "C.UTF-8",
         }
 
-    def _rlimits(self, memory: MemoryPlan) -> dict[str, int]:
-        """The program's limits; ``nproc`` is applied only inside a per-run user namespace."""
+    def rlimits(self, memory: MemoryPlan) -> dict[str, int]:
+        """A program's resource limits under ``memory`` (the launchers' key names);
+        ``nproc`` is applied only inside a per-run user namespace."""
         return {
             "cpu": self.limits.cpu_seconds,
             "as": memory.process_mb * _MIB,
