@@ -251,9 +251,10 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType) -> Iterator[Bat
         group_file.chmod(0o640)
         servers = _servers(stack, app_uid, marker, visible)
         temp_root = priv.private_dir(root / "work", app_uid, 0o700)
-        job = {
+        options: dict[str, Any] = {"temp_root": str(temp_root), "launcher": launcher_kind}
+        job: dict[str, Any] = {
             "limits": {"timeout_seconds": 20, "memory_mb": BUDGET_MB, "max_processes": MAX_PROCESSES},
-            "sandbox": {"temp_root": str(temp_root), "launcher": launcher_kind},
+            "sandbox": options,
             "cases": [
                 {"name": "connect", "code": CONNECT.format(targets=_targets(servers, marker))},
                 {"name": "socketpair", "code": SOCKETPAIR},
@@ -266,7 +267,7 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType) -> Iterator[Bat
         answer = priv.run_driver(app_mode, job, tree=tree, groups=(SECRET_GID,))
         # Sharing the host's network on purpose: connect must work for TCP, so no UNIX
         # socket may be made at all (the host's abstract sockets share that namespace).
-        shared = {**job, "sandbox": {**job["sandbox"], "isolate_network": False}}
+        shared = {**job, "sandbox": {**options, "isolate_network": False}}
         shared["cases"] = [{"name": "unix", "code": UNIX_WITH_NETWORK.format(address=f"\0{marker}")}]
         answer["results"]["shared_network"] = priv.run_driver(app_mode, shared, tree=tree)["results"]["unix"]
         yield Battery(app_mode, launcher_kind, answer, servers, visible)
