@@ -61,8 +61,8 @@ def processes_under(prefix: str, *, uid: int | None = None, since: int | None = 
     A process counts when its cwd, command line or environment (every program's ``HOME``
     and ``TMPDIR`` are its working directory) mentions ``prefix``: that catches background
     processes that changed directory and run another program. With ``uid`` and ``since``
-    (boot ticks), so does any process of ``uid`` started since, unless its environment
-    names another sandbox session's directory (a test running beside this one).
+    (boot ticks), so does any process of ``uid`` started since, unless it names another
+    test's ``/tooldeck-...`` directory (a test running beside this one).
     """
     found: list[tuple[int, str]] = []
     for entry in os.scandir("/proc"):
@@ -84,8 +84,9 @@ def processes_under(prefix: str, *, uid: int | None = None, since: int | None = 
             continue
         text = cmdline.decode("utf-8", "replace")
         recent = since is not None and int(fields[19]) >= since
-        elsewhere = b"tooldeck-sbx-" in environ and prefix.encode() not in environ
         mentioned = prefix in cwd or prefix in text or prefix.encode() in environ
+        # Another test's process (xdist runs tests side by side): it names its own root.
+        elsewhere = not mentioned and ("/tooldeck-" in cwd or "/tooldeck-" in text or b"/tooldeck-" in environ)
         if mentioned or (owner == uid and recent and not elsewhere):
             found.append((int(entry.name), text[:200]))
     return found

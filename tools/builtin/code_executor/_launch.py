@@ -42,6 +42,7 @@ class _Run:
     rlimits: dict[str, int]
     env: dict[str, str]
     disk_mb: int
+    layout: Layout
 
 
 @dataclass
@@ -131,7 +132,7 @@ class Launcher:
         Raises:
             ToolError: The launch's inputs could not be prepared (trips the breaker).
         """
-        run = _Run(list(command), workdir, run_plan, dict(rlimits), dict(env), disk_mb)
+        run = _Run(list(command), workdir, run_plan, dict(rlimits), dict(env), disk_mb, self.layout.present())
         launch = self._bwrap_launch(run) if self.kind == "bwrap" else self._launcher_launch(run)
         if cgroup is not None:
             if launch.popen and self.setpriv is not None:  # root: enter as root, then drop
@@ -160,7 +161,7 @@ class Launcher:
             msg = f"The sandbox could not prepare bubblewrap's inputs ({type(exc).__name__}: {exc})."
             raise ToolError(msg, trips_breaker=True) from exc
         argv = _bwrap.bwrap_argv(
-            self.bwrap, command=inner, cwd=run.workdir, layout=self.layout, disk_mb=run.disk_mb,
+            self.bwrap, command=inner, cwd=run.workdir, layout=run.layout, disk_mb=run.disk_mb,
             program_fd=program_fd, status_fd=status_w, seccomp_fd=seccomp_fd,
             isolate_network=self.isolate_network, isolate_filesystem=self.isolate_filesystem,
             binds=run.plan.binds, chdir=run.plan.cwd,
@@ -170,7 +171,7 @@ class Launcher:
 
     def _launcher_launch(self, run: _Run) -> Launch:
         status_r, status_w = os.pipe()
-        layout = self.layout
+        layout = run.layout
         config: dict[str, Any] = {
             "argv": run.command,
             "workdir": run.workdir,

@@ -92,6 +92,24 @@ class Layout:
         found += [("cover" if is_dir else "null", path, 1) for path, is_dir in self.masked]
         return sorted(found, key=lambda item: item[1].rstrip("/").count("/"))
 
+    def present(self) -> Layout:
+        """This layout without what has left the host since it was made (a world-writable
+        or hidden directory, a masked file, a revealed directory removed meanwhile): inside
+        a read-only bound tree nothing can be created to mount on. Paths outside the bound
+        trees (``/tmp``, ``/var/tmp``) are made in the sandbox's own root and always stay."""
+
+        def mountable(path: str) -> bool:
+            inside = any(_inside(path, top) and path != top for top in self.trees)
+            return os.path.lexists(path) or not inside
+
+        return replace(
+            self,
+            scratch=tuple(item for item in self.scratch if mountable(item[0])),
+            hidden=tuple(path for path in self.hidden if mountable(path)),
+            reveal=tuple(path for path in self.reveal if os.path.isdir(path)),
+            masked=tuple(item for item in self.masked if os.path.lexists(item[0])),
+        )
+
     def shows(self, path: str) -> bool:
         """Whether the host file at ``path`` (symlinks resolved) is visible in the view: the
         innermost mount holding it is a bound host directory."""

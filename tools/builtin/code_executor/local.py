@@ -313,7 +313,7 @@ class LocalSandbox:
             snapshot = self._stage(workspace, stage_parent) if workspace is not None else None
             cgroup, memory = self._run_cgroup(setup, workdir, memory, language)
             launch = launcher.prepare(
-                run_plan.command([argv[0], *memory.flags, *argv[1:]], str(program), language),
+                run_plan.command(self._with_flags(argv, memory), str(program), language),
                 workdir=str(workdir), run_plan=run_plan,
                 rlimits=self.rlimits(memory), env=run_plan.environment(self._env(workdir), language),
                 disk_mb=self.limits.disk_mb, cgroup=cgroup,
@@ -378,6 +378,13 @@ class LocalSandbox:
                 return None, plan_memory(limits.memory_mb, limits.max_processes, language, cgroup=False)
             except BudgetTooSmallError as budget:
                 raise ToolError(f"The code was not run: {budget}.", trips_breaker=True) from budget
+
+    @staticmethod
+    def _with_flags(argv: list[str], memory: MemoryPlan) -> list[str]:
+        """``argv`` with the memory plan's interpreter options (node's, for a node binary)."""
+        if memory.flags and os.path.basename(argv[0]).startswith("node"):
+            return [argv[0], *memory.flags, *argv[1:]]
+        return argv
 
     def _stage_parent(self, workdir: Path, cleanup: list[Path]) -> Path:
         """Where the workspace copy goes: the working dir, unless (as root) the sandbox uid

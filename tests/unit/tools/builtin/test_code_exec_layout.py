@@ -262,3 +262,22 @@ def test_this_hosts_own_cgroup_is_found_or_reported_missing() -> None:
     assert mine is None or Path(mine).is_dir()
     parent, reason = CgroupParent.detect(None)
     assert (parent is None) == reason.startswith(("no cgroup", "this process", "can't", "the memory", "/"))
+
+
+def test_what_left_the_host_since_the_layout_was_made_is_not_mounted(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    for name in ("shared", "data", "closed"):
+        (tree / name).mkdir(parents=True)
+    (tree / "secret").write_text("x")
+    layout = Layout(
+        system=("/usr",), links=(), scratch=(("/tmp", 8), (str(tree / "shared"), 4)), hidden=(str(tree / "data"),),
+        reveal=(str(tree),), masked=((str(tree / "closed"), True), (str(tree / "secret"), False)),
+    )  # fmt: skip
+    assert layout.present() == layout
+    for name in ("shared", "data", "closed"):
+        (tree / name).rmdir()
+    (tree / "secret").unlink()
+    # Nothing can be created inside a read-only bound tree to mount on; /tmp is made in the root.
+    assert layout.present() == Layout(
+        system=("/usr",), links=(), scratch=(("/tmp", 8),), hidden=(), reveal=(str(tree),), masked=()
+    )
