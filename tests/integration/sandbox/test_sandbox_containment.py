@@ -27,8 +27,6 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="preparing the host si
 MAX_PROCESSES = 32
 #: A host directory outside the sandbox's allow-list (not in its view at all).
 HOST_PARENT = Path("/opt") if Path("/opt").is_dir() else Path("/srv")
-#: A system directory the sandbox shows (read-only).
-VISIBLE_PARENT = Path("/usr/local/share") if Path("/usr/local/share").is_dir() else Path("/etc")
 
 READ_SECRET = """
 try:
@@ -121,6 +119,7 @@ class Host:
     data_dir: Path
     outside_dir: Path
     world_writable: Path
+    readable: Path
     lock_marker: str
 
 
@@ -132,7 +131,12 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     secret.write_text("top secret")
     os.chown(secret, app_uid, app_uid)
     secret.chmod(0o600)
-    owned = Path(tempfile.mkdtemp(prefix="tooldeck-test-owned-", dir=VISIBLE_PARENT))
+    # A directory the sandbox shows read-only (LocalSandbox(readable_dirs=...)), private to
+    # this battery: sandboxes of other tests running meanwhile don't see what is made here.
+    readable = Path(tempfile.mkdtemp(prefix="tooldeck-test-readable-", dir=HOST_PARENT))
+    stack.append(readable)
+    readable.chmod(0o755)
+    owned = Path(tempfile.mkdtemp(prefix="tooldeck-test-owned-", dir=readable))
     stack.append(owned)
     program_uid = app_uid or 65534  # as root the program runs as 65534; else as the app user
     os.chown(owned, program_uid, program_uid)
@@ -141,7 +145,7 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     shutil.copy("/usr/bin/id", setuid_id)
     os.chown(setuid_id, 0, 0)
     setuid_id.chmod(0o4755)
-    data = Path(tempfile.mkdtemp(prefix="tooldeck-test-data-", dir=VISIBLE_PARENT))
+    data = Path(tempfile.mkdtemp(prefix="tooldeck-test-data-", dir=readable))
     stack.append(data)
     (data / "registry.json").write_text("{}")
     os.chown(data, app_uid, app_uid)
@@ -149,11 +153,11 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     stack.append(outside)
     (outside / "registry.json").write_text("{}")
     outside.chmod(0o755)
-    world = Path(tempfile.mkdtemp(prefix="tooldeck-test-ww-", dir=VISIBLE_PARENT))
+    world = Path(tempfile.mkdtemp(prefix="tooldeck-test-ww-", dir=readable))
     stack.append(world)
     (world / "left-by-host.txt").write_text("x")
     world.chmod(0o1777)
-    return Host(secret, owned, setuid_id, data, outside, world, lock_marker)
+    return Host(secret, owned, setuid_id, data, outside, world, readable, lock_marker)
 
 
 def _cases(host: Host) -> list[dict[str, Any]]:
@@ -216,6 +220,7 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType, scan: Any) -> I
                 "temp_root": str(temp_root),
                 "launcher": launcher_kind,
                 "hidden_dirs": [str(host.data_dir)],
+                "readable_dirs": [str(host.readable)],
             },
             "cases": _cases(host),
         }

@@ -38,6 +38,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
 _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
 _MNT_DETACH = 2
+_EROFS = 30
 #: ``mount_setattr`` has the same number on every architecture (the unified table).
 _NR_MOUNT_SETATTR = 442
 #: ``pivot_root`` differs: the generic table (arm64, riscv64, loongarch64) and the others.
@@ -117,6 +118,22 @@ def _open_paths(paths: list[str]) -> dict[str, int]:
     return opened
 
 
+def _vanished(target: str, *, is_dir: bool) -> bool:
+    """Whether a scratch, cover or mask target left the host after the layout was made
+    (inside a read-only tree nothing can be created to mount on; nothing needs covering)."""
+    if os.path.lexists(target):
+        return False
+    if not is_dir:
+        return True
+    try:
+        os.makedirs(target, mode=0o755)
+    except OSError as exc:
+        if exc.errno == _EROFS:
+            return True
+        raise
+    return False
+
+
 def _minimal_dev(devices: dict[str, int]) -> None:
     _tmpfs(STAGE + "/dev", 1, "755", MS_NOSUID | MS_NOEXEC)
     for name, fd in devices.items():
@@ -179,6 +196,8 @@ def _populate(config: dict[str, Any], opened: dict[str, int], source: bytes, *, 
     _minimal_dev({name: opened[name] for name in _DEVICE_PATHS if name in opened})
     covered = []
     for kind, path, size_mb in config["mounts"]:
+        if kind != "bind" and _vanished(STAGE + path, is_dir=kind != "null"):
+            continue
         if kind == "bind":
             _bind_read_only(opened[path], STAGE + path)
         elif kind == "scratch":

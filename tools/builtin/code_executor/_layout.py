@@ -9,8 +9,9 @@ read-only once built:
 - **revealed** directories, bound read-only likewise: the installation of each
   interpreter that lies outside the system directories (``~/.pyenv/versions/3.12``,
   ``/opt/node``) and the directories the application lists in ``readable_dirs``;
-- **scratch** directories: ``/tmp``, ``/var/tmp``, ``/dev/shm`` and any world-writable
-  directory inside the bound trees, each a private, empty, size-limited tmpfs per run;
+- **scratch** directories: ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the world-writable
+  directories one level below a few system directories and each ``readable_dirs`` entry,
+  each a private, empty, size-limited tmpfs per run;
 - **hidden** directories inside the bound trees (the application's data directories):
   an empty, read-only tmpfs;
 - **masked** entries (:mod:`._masks`): what only the application's own uid or groups may
@@ -201,7 +202,7 @@ def build_layout(
     reveal = tuple(p for p in _outermost(_real_dirs(readable_dirs)) if not any(_inside(p, t) for t in system))
     bare = Layout(system=system, links=links, scratch=(), hidden=(), reveal=reveal)
     primary = {"/tmp", "/var/tmp", "/dev/shm"}  # noqa: S108
-    found = [p for p in _real_dirs(world_writable_dirs()) if bare.shows(p)]
+    found = [p for p in _real_dirs(world_writable_dirs([*_WORLD_WRITABLE_PARENTS, *reveal])) if bare.shows(p)]
     scratch = tuple(
         (p, disk_mb if p in primary else min(disk_mb, SMALL_SCRATCH_MB)) for p in _outermost([*SCRATCH, *found])
     )
