@@ -95,8 +95,8 @@ def tree() -> Iterator[Path]:
 
 @pytest.fixture
 def host_dir(tmp_path: Path) -> Iterator[Path]:
-    """Where the host's files live. As root: under /run, which the sandbox does not cover by
-    default, so what hides them is the worker's own hiding of the data directory."""
+    """Where the host's files live. As root: under /run, beside the host's sockets, which
+    the sandbox's allow-list of system directories leaves out of the worker's view."""
     base = Path(tempfile.mkdtemp(prefix="tooldeck-boundary-", dir="/run" if privileges.ROOT else tmp_path))
     base.chmod(0o755)
     try:
@@ -197,7 +197,7 @@ def test_an_installed_module_cannot_reach_the_host(
         "outside": outside,
         "unix_socket": listeners["unix_socket"],
         "tcp_port": listeners["tcp_port"],
-        "files": {"visible": listeners["visible"], "host_shadow": "/etc/shadow"},
+        "files": {"visible": listeners["visible"], "host_shadow": "/etc/shadow", "system": "/etc/passwd"},
     }
     seen_before = len(api_server.seen)
     report = _run(mode, job, tree)
@@ -223,12 +223,13 @@ def test_an_installed_module_cannot_reach_the_host(
     assert probe["outside"] == dict.fromkeys(outside, "RefusedByHost")
     assert other_server.seen == []
     # the host's files: the data directory (keys, credentials, a careless config file) is
-    # hidden; a world-readable file elsewhere shows the worker could read it if it saw it
+    # not in the view, nor is a world-readable file outside the system directories (the
+    # allow-list mounts); a world-readable system file shows the worker reads what it sees
     files = probe["files"]
     assert files["config"] == files["module-signing.key"] == files["module-credentials.key"] == "FileNotFoundError"
     assert files["host_shadow"] in ("PermissionError", "FileNotFoundError")
-    if privileges.ROOT:
-        assert files["visible"] == "ok: visible to every user"
+    assert files["visible"] == "FileNotFoundError"
+    assert files["system"].startswith("ok: root:")
     # no socket of any family: not the host's UNIX socket, not its TCP port
     assert probe["unix_socket"] == probe["tcp_port"] == probe["inet_socket"] == "PermissionError"
 

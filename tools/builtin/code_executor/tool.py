@@ -71,7 +71,7 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
 
     Args:
         sandbox: Where code runs. Default: a :class:`LocalSandbox` with its safe default
-            limits (10 s, 512 MiB, 16 MiB files, 64 processes, 64 kB of output per stream),
+            limits (10 s, 2 GiB per run, 16 MiB files, 16 processes, 64 kB of output per stream),
             network and filesystem isolated, owned by this tool and shut down by
             :meth:`close`. An injected sandbox is left to its owner.
     """
@@ -155,6 +155,8 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
             "seccomp": isolation.get("seccomp"),
             "process_cap": isolation.get("process_cap"),
             "filesystem_isolated": isolation.get("filesystem"),
+            "memory_mode": isolation.get("memory_mode"),
+            "memory_mb": isolation.get("memory_mb"),
         }
         return ToolResult.success(response.model_dump(mode="json"), metadata=flags)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from shared.modules import ModuleEgress, ModuleWorkers, WorkerLimits, WorkerStartError
 from tools.builtin.code_executor import LocalSandbox, SandboxLimits
-from tools.builtin.code_executor.local import Launcher
+from tools.builtin.code_executor.local import LauncherChoice
 from tools.builtin.code_executor.persistent import SandboxedProcess, start_process
 from tools.builtin.modules.egress import PolicyEgress
 from tools.builtin.web.address import AddressPolicy
@@ -88,7 +88,7 @@ def sandboxed_workers(
     egress: ModuleEgress | None = None,
     limits: WorkerLimits | None = None,
     sandbox_limits: SandboxLimits | None = None,
-    launcher: Launcher = "auto",
+    launcher: LauncherChoice = "auto",
 ) -> ModuleWorkers:
     """Module workers in the code sandbox, their HTTP through the web tool's address policy.
 
