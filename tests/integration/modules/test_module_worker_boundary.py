@@ -242,3 +242,30 @@ def test_an_installed_module_cannot_reach_the_host(
     # a killed worker is restarted on the next call
     assert report["after_kill"]["success"] is True
     assert len(set(report["pids"])) == 3 and report["restarts"] == 2
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")),
+        "namespaces",
+    ],
+)
+@pytest.mark.parametrize("mode", privileges.mode_params())
+def test_a_worker_outlives_the_thread_that_started_it(mode: str, launcher: str, tree: Path, host_dir: Path) -> None:
+    problem = privileges.userns_problem(mode, launcher)
+    if problem is not None:
+        pytest.skip(problem)
+    data_dir = privileges.private_dir(host_dir / "data", privileges.app_uid(mode), 0o755)
+    site = [sysconfig.get_paths()["purelib"]]
+    job = {"battery": "threads", "path": [str(tree), *site], "data_dir": str(data_dir), "launcher": launcher}
+    report = _run(mode, job, tree)
+
+    # the hazard is real: a process started straight from a thread that ends dies with it
+    assert report["direct_died"] is True
+    # a worker asked for by such a thread is started from the launcher's own thread: once
+    # the asking thread is gone, the same worker answers, its launcher alive, no kill pending
+    alive = {"alive": True, "sigkill_pending": False}
+    assert report["started"] == {"answer": 1, "same_worker": True, "launcher": alive}
+    # the same when a call from such a thread restarts a worker that died
+    assert report["restarted"] == {"answer": 1, "new_worker": True, "then": 1, "same_worker": True, "launcher": alive}
