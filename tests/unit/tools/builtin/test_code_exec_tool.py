@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -137,6 +138,22 @@ def test_close_only_closes_an_owned_sandbox() -> None:
     assert isinstance(owned.sandbox, LocalSandbox)
     owned.close()
     assert owned.execute(code="print(1)").error is not None
+
+
+def test_hidden_dirs_configure_the_tools_own_sandbox_and_travel_with_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="hidden_dirs"):
+        CodeExecutorTool(sandbox=FakeSandbox(), hidden_dirs=[tmp_path])
+    data = tmp_path / "data"
+    data.mkdir()
+    tool = CodeExecutorTool(hidden_dirs=[data])
+    copy = pickle.loads(pickle.dumps(tool))  # as a Ray actor gets it: a sandbox of its own
+    try:
+        assert tool.manual.risk == copy.manual.risk == "safe"
+        assert isinstance(copy.sandbox, LocalSandbox) and copy.sandbox is not tool.sandbox
+        assert copy._hidden_dirs == tool._hidden_dirs == (str(data),)  # the copy's sandbox hides them too
+    finally:
+        tool.close()
+        copy.close()
 
 
 def test_limits_must_be_positive_and_consistent() -> None:
