@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shared.module_worker.protocol import MAX_FRAME_BYTES
-from shared.modules import ModuleAdapters, ModuleLayout, ModuleWorkers, NoEgress, WorkerCallError, WorkerSpec
+from shared.modules import ModuleAdapters, ModuleLayout, ModuleWorkers, NoEgress, WorkerSpec
 from tests.unit.shared.modules.store_support import SIGNER, manifest, put_version, set_index
 from tools._procgroup import group_alive, live_members
 from tools.builtin.code_executor import LocalSandbox
@@ -128,4 +128,3 @@ def test_a_worker_has_room_to_work_and_a_bounded_memory(workers: ModuleWorkers) 
     over = 2 * WORKER_SANDBOX_LIMITS.memory_mb
     assert worker.call("fetch_raw", {"config": {"mb": over}}) == [{"allocated": False}]
     assert worker.restarts == 0 and worker.alive()
-

@@ -54,12 +54,13 @@ def _closed_port() -> int:
 def _where(place: str, uid: int) -> Path:
     """A fresh directory of ``uid`` for the application's files: a home under ``/home``
     (else the temp dir), or one inside ``/etc``, which the sandbox shows every program."""
+    parent: str | None = None
     if place == "system":
         if not privileges.ROOT:
             pytest.skip("placing the application's files in /etc needs root (CI runs as root)")
         parent = "/etc"
-    else:
-        parent = "/home" if privileges.ROOT and os.path.isdir("/home") else None
+    elif privileges.ROOT and os.path.isdir("/home"):
+        parent = "/home"
     base = Path(tempfile.mkdtemp(prefix="tooldeck-leak-", dir=parent))
     if privileges.ROOT:
         os.chown(base, uid, uid)

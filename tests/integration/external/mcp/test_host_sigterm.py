@@ -114,6 +114,9 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         home = priv.private_dir(root / "home", uid, 0o700)
         world = World(root, tree, site, python, project, home, marker)
         world.mode = mode  # type: ignore[attr-defined]
+        trust = _host(world, "tools.cli", "trust")  # the user reviewed the project's registry
+        _, err = trust.communicate(timeout=120)
+        assert trust.returncode == 0, err
         yield world
     finally:
         for pid in _victims(str(root)):  # never leave one behind, whatever the outcome
