@@ -3,6 +3,8 @@
 The names below are the public API; modules starting with ``_`` are private.
 """
 
+import logging
+
 from orchestrator.graph import (
     AgentGraph,
     AgentRun,
@@ -67,3 +69,8 @@ __all__ = [
     "ToolsNode",
     "run_agent",
 ]
+
+# The library never prints on its own: without this, Python's last-resort handler writes
+# every WARNING (one per failed tool call) to stderr of applications that did not configure
+# logging. Applications and the CLIs configure handlers; records then propagate as usual.
+logging.getLogger(__name__).addHandler(logging.NullHandler())

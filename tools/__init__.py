@@ -3,6 +3,8 @@
 The public names below are the API; modules starting with ``_`` are private.
 """
 
+import logging
+
 from tools._bound import BoundTool
 from tools._names import is_tool_name
 from tools.base import BaseTool
@@ -73,3 +75,8 @@ __all__ = [
     "is_tool_name",
     "parse_retry_after",
 ]
+
+# The library never prints on its own: without this, Python's last-resort handler writes
+# every WARNING (one per failed tool call) to stderr of applications that did not configure
+# logging. Applications and the CLIs configure handlers; records then propagate as usual.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
