@@ -16,7 +16,7 @@ Exceptions (who can fix what):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -28,6 +28,7 @@ __all__ = [
     "ChatModelResponseError",
     "ChatResponse",
     "Message",
+    "StreamingChatModel",
     "ToolChoice",
 ]
 
@@ -157,4 +158,30 @@ class ChatModel(Protocol):
         Raises:
             ChatModelError: When no turn could be produced.
         """
+        ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A `ChatModel` that can pass its answer on piece by piece as it arrives.
+
+    The agent loop passes ``on_delta`` (its hooks' ``on_model_delta``) when ``streams`` is
+    True; the returned `ChatResponse` is the same whole turn as without streaming.
+    Implementation: `OpenAIChatModel(stream=True)` (server-sent events).
+    """
+
+    @property
+    def streams(self) -> bool:
+        """Whether `chat` streams (and calls ``on_delta``)."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> ChatResponse:
+        """`ChatModel.chat`, telling ``on_delta`` each piece of answer text as it arrives."""
         ...
