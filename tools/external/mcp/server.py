@@ -18,6 +18,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from tools.external.mcp._progress import relayed_progress
 from tools.result import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ def build_mcp_server(
     result as is, anything else as JSON) plus ``structuredContent`` when the tool declares
     an output schema. Unknown tools, missing or malformed arguments (not an object) come
     back as ``isError`` results from the registry's own validation, so a client sees the
-    same messages a model would. Nothing a client sends makes the handler raise.
+    same messages a model would. Nothing a client sends makes the handler raise. A client
+    that sends a progress token gets the tool's ``report_progress`` reports as
+    ``notifications/progress`` (see ``tools.progress``).
 
     Args:
         registry: The tools to serve.
@@ -70,7 +73,8 @@ def build_mcp_server(
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        return await _call(registry, params.name, params.arguments, schemas)
+        async with relayed_progress(ctx, params.name):  # the tool's report_progress, when the client asked
+            return await _call(registry, params.name, params.arguments, schemas)
 
     return Server(
         name,
