@@ -81,7 +81,8 @@ async def session_run(app_dir: Path, calls: list[tuple[str, dict[str, Any], bool
                 _into.append((progress, total, message))
 
             result = await session.call_tool(name, arguments, progress_callback=on_progress if listen else None)
-            seen.append({"text": result.content[0].text, "error": result.is_error, "reports": reports})
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            seen.append({"text": text, "error": result.is_error, "reports": reports})
     return seen
 
 
