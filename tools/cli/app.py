@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tools.cli.executor_cmds",
     "tools.cli.stats_cmds",
     "tools.cli.approve_cmds",
+    "tools.cli.runs_cmds",
 )
 
 HELP = """\
@@ -39,6 +40,7 @@ Declare, discover, adopt, check and run tools; export and serve their schemas.
   tooldeck adopt time:get_current_time
   tooldeck run get_current_time --arg timezone=Europe/Lisbon
   tooldeck list --json | jq '.[].id'
+  tooldeck runs list --status paused
 
 Exit codes: 0 success; 1 the tool returned an error envelope; 2 usage or setup error.
 """
