@@ -154,10 +154,7 @@ class OfflineModel:
         unserved: Sequence[Intent],
         schemas: Mapping[str, Any],
     ) -> str:
-        abilities = [text for names, text in _EXAMPLES if any(n in schemas for n in names)]
-        can = (
-            "I can help with " + "; ".join(abilities) + "." if abilities else "No tools are available to me right now."
-        )
+        can = _what_i_can(schemas)
         if any(i.kind == "greeting" for i in intents) and not unserved:
             return "Hello! I'm the offline assistant. " + can
         if unserved:
@@ -169,6 +166,24 @@ class OfflineModel:
             f"making something up. {can} For open-ended questions, point me at a real model "
             "with --base-url."
         )
+
+
+_KNOWN = frozenset(name for names, _ in _EXAMPLES for name in names)
+_LISTED = 20
+
+
+def _what_i_can(schemas: Mapping[str, Any]) -> str:
+    """What the offered tools let it do, naming the tools it has no phrasing for."""
+    abilities = [text for names, text in _EXAMPLES if any(n in schemas for n in names)]
+    others = [name for name in schemas if name not in _KNOWN]
+    parts = ["I can help with " + "; ".join(abilities) + "."] if abilities else []
+    if others:
+        shown = ", ".join(others[:_LISTED]) + (f" and {len(others) - _LISTED} more" if len(others) > _LISTED else "")
+        parts.append(
+            f"{'Other tools' if abilities else 'The tools'} offered to me: {shown}. I call those only when a "
+            "real model decides to (--base-url and --model), or try each once with --model test."
+        )
+    return " ".join(parts) if parts else "No tools are offered to me."
 
 
 def _forced_tool(tool_choice: ToolChoice | None) -> str | None:
