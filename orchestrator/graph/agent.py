@@ -170,12 +170,13 @@ class AgentGraph:
 
     # ------------------------------------------------------------------ entry points
 
-    def run(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+    def run(self, question: str | Sequence[Mapping[str, Any]], *, run_id: str | None = None) -> AgentRun:
         """Run the loop until an answer, the budget's end, or calls that wait for a person.
 
         Args:
             question: A user message text, or a whole conversation (OpenAI format; copied,
                 never modified).
+            run_id: The run's id (default: a new ``run_`` id), e.g. one already recorded.
 
         Returns:
             The finished run, or a paused one (``status == "awaiting_approval"``).
@@ -184,15 +185,15 @@ class AgentGraph:
             ChatModelError: The model could not produce a turn (unreachable endpoint, HTTP
                 error after retries, malformed response). Tool failures never raise.
         """
-        loop = self._start(question)
+        loop = self._start(question, run_id)
         with self._agent_span(loop.run_id):
             return self._drive(loop)
 
-    async def arun(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+    async def arun(self, question: str | Sequence[Mapping[str, Any]], *, run_id: str | None = None) -> AgentRun:
         """Async twin of `run`: the model call runs in a worker thread (or the model's own
         ``achat`` when it has one), tool calls on the running loop, the approver in a worker
         thread."""
-        loop = self._start(question)
+        loop = self._start(question, run_id)
         with self._agent_span(loop.run_id):
             return await self._adrive(loop)
 
@@ -245,14 +246,14 @@ class AgentGraph:
 
     # ------------------------------------------------------------------ the loop
 
-    def _start(self, question: str | Sequence[Mapping[str, Any]]) -> Loop:
+    def _start(self, question: str | Sequence[Mapping[str, Any]], run_id: str | None = None) -> Loop:
         if isinstance(question, str):
             messages: list[Message] = [{"role": "user", "content": question}]
         else:
             messages = [dict(m) for m in question]
         if self.system_prompt and not (messages and messages[0].get("role") == "system"):
             messages.insert(0, {"role": "system", "content": self.system_prompt})
-        return Loop(messages, run_id=new_run_id(), clock=self.clock, max_iterations=self.max_iterations)
+        return Loop(messages, run_id=run_id or new_run_id(), clock=self.clock, max_iterations=self.max_iterations)
 
     def _model_kwargs(self, loop: Loop) -> dict[str, Any]:
         tools = self.tool_definitions()
