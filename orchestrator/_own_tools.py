@@ -37,6 +37,7 @@ def register_own(registry: LocalToolRegistry, tools: Sequence[OwnTool], *, built
 
     names: list[str] = []
     for item in tools:
+        _check_free(registry, item, builtins)
         try:
             if isinstance(item, LocalToolRegistry):
                 names += copy_registrations(item, registry)
@@ -48,6 +49,22 @@ def register_own(registry: LocalToolRegistry, tools: Sequence[OwnTool], *, built
         except (ToolDefinitionError, ValueError) as exc:
             raise OwnToolError(f"your tool {getattr(item, '__name__', item)!r} cannot be registered: {exc}") from None
     return names
+
+
+def _check_free(registry: LocalToolRegistry, item: OwnTool, builtins: bool) -> None:
+    """A name already registered (a builtin's, or another of your tools') is an error naming the fix."""
+    if isinstance(item, LocalToolRegistry):
+        wanted = item.names()
+    else:
+        name = item.name if isinstance(item, BaseTool) else getattr(item, "__name__", None)
+        wanted = [name] if isinstance(name, str) else []
+    taken = [name for name in wanted if name in registry]
+    if taken:
+        hint = "; or leave the builtins out (--no-builtins, builtins=False)" if builtins else ""
+        raise OwnToolError(
+            f"your tool name(s) {', '.join(map(repr, taken))} are registered already (a builtin, or another of your "
+            f"tools); rename yours (registry.register(tool, name='...')){hint}"
+        )
 
 
 def writes(router: ToolRouter, agent_type: str) -> bool:

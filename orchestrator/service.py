@@ -172,7 +172,8 @@ class OrchestratorService:
                                                         secrets=self._secrets())  # fmt: skip
         if approver is not None and self.run_log is not None:
             approver = RecordingApprover(approver, self.run_log)
-        self.system_prompt = agent_prompt(agent, self.tools.names()) if system_prompt is GENERATED else system_prompt
+        offered = [tool["function"]["name"] for tool in self.tools.to_openai_tools()]  # hidden old names left out
+        self.system_prompt = agent_prompt(agent, offered) if system_prompt is GENERATED else system_prompt
         self.tools_node = ToolsNode(
             self.tools,
             max_parallel=settings.max_parallel,
