@@ -9,10 +9,10 @@ a check failed (5 is the agent's "waiting for approval").
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sysconfig
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, TextIO
 
 from orchestrator.agents.models import ModelResolver, agent_models_from_env
@@ -22,10 +22,14 @@ from orchestrator.agents.subagent import DEFAULT_SUBAGENT_ITERATIONS, SubAgent, 
 from orchestrator.agents.toolset import AgentToolset, agent_factory
 from orchestrator.agents.trace import format_pipeline_trace
 from orchestrator.agents.validation import WorkspaceValidator, host_python_path
+from orchestrator.graph.state import new_run_id
 from orchestrator.llm import ChatModel
+from tools._terminal import dumps_for_terminal, print_safe
 from tools.builtin.code_executor import LocalSandbox, SandboxClient, SandboxLimits
 
 if TYPE_CHECKING:
+    from orchestrator.graph.hooks import RunHooks
+    from orchestrator.runlog import RunLog
     from tools.approvals import ApprovalPolicy, Approver
 
 EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 6, 7
@@ -62,22 +66,23 @@ def build_pipeline(
     toolset: AgentToolset | None = None,
     policy: ApprovalPolicy | None = None,
     approver: Approver | None = None,
+    hooks: RunHooks | None = None,
 ) -> tuple[ImplementationPipeline, AgentToolset]:
     """The pipeline with the default prompts, each agent's tools made per workspace; every
-    agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given."""
+    agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given;
+    ``hooks`` hear about each step, model turn and tool call."""
     make = agent_factory(models, DEFAULT_PROMPTS, max_iterations=max_iterations)
     tools = toolset or AgentToolset(
         sandbox=sandbox, python_path=python_path, make_agent=make, policy=policy, approver=approver
     )
 
     def agent(kind: str) -> SubAgent:
-        return SubAgent(
-            kind, models.for_agent(kind), lambda root: tools.view(kind, root), DEFAULT_PROMPTS[kind], max_iterations
-        )
+        view = lambda root: tools.view(kind, root)  # noqa: E731 - a view per workspace
+        return SubAgent(kind, models.for_agent(kind), view, DEFAULT_PROMPTS[kind], max_iterations, hooks=hooks)
 
     validator = WorkspaceValidator(sandbox, python_path=python_path)
     pipeline = ImplementationPipeline(
-        agent("coder"), agent("test-writer"), agent("reviewer"), max_cycles, validator=validator
+        agent("coder"), agent("test-writer"), agent("reviewer"), max_cycles, validator=validator, hooks=hooks
     )
     return pipeline, tools
 
@@ -93,6 +98,8 @@ def run_pipeline_command(
     sandbox: SandboxClient | None = None,
     policy: ApprovalPolicy | None = None,
     approver: Approver | None = None,
+    hooks: RunHooks | None = None,
+    run_log: RunLog | None = None,
 ) -> int:
     """Run the pipeline for ``args.pipeline`` in ``args.workspace``; print the trace or JSON.
 
@@ -107,6 +114,8 @@ def run_pipeline_command(
             1 GiB budget per run).
         policy: The freedom dial for the agents' calls (None: no approval gate).
         approver: Asks a person about a call the dial does not allow (else it is refused).
+        hooks: Hear about each step, model turn and tool call (the progress display).
+        run_log: Records the run (``tooldeck runs show``).
 
     Returns:
         The exit code (module docstring).
@@ -121,7 +130,7 @@ def run_pipeline_command(
             raise ValueError(f"--workspace {workspace!r} is not a directory")
         box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=1024))
     except ValueError as exc:
-        print(f"error: configuration: {exc}", file=stderr)
+        print_safe(f"error: configuration: {exc}", stderr)
         return EXIT_CONFIG
     models = ModelResolver(model, names=agent_models_from_env(env), build=build_model)
     python_path = tuple(host_python_path(sysconfig.get_paths()))
@@ -134,20 +143,28 @@ def run_pipeline_command(
             python_path=python_path,
             policy=policy,
             approver=approver,
+            hooks=hooks,
         )
     except ValueError as exc:
-        print(f"error: configuration: {exc}", file=stderr)
+        print_safe(f"error: configuration: {exc}", stderr)
         return EXIT_CONFIG
+    run_id, started = new_run_id(), datetime.now(timezone.utc)
     try:
         run = pipeline.run(task, workspace)
     finally:
         tools.close()
         if sandbox is None:
             box.close()
+    if run_log is not None:
+        run_log.pipeline(run_id, run, started)
     if getattr(args, "json", False):
-        print(json.dumps(run.model_dump(mode="json"), ensure_ascii=False, indent=2), file=stdout)
+        out = run.model_dump(mode="json")
+        if run_log is not None:
+            out["run_id"] = run_id
+        print_safe(dumps_for_terminal(out), stdout)
     else:
-        print(format_pipeline_trace(run), file=stdout)
+        recorded = f"\nrun {run_id} recorded: tooldeck runs show {run_id}" if run_log is not None else ""
+        print_safe(format_pipeline_trace(run) + recorded, stdout)
     return _exit_code(run)
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from orchestrator.agents.subagent import SubAgent, SubAgentResult, ToolCallSummary
 from orchestrator.agents.validation import ValidationReport, WorkspaceValidator
 from orchestrator.agents.verdict import Finding, Verdict, parse_verdict
+from orchestrator.graph.hooks import RunHooks, StepFinished, StepStarted, safely
 from orchestrator.llm import ChatModelError
 from tools.builtin.workspace.search import walk_files
 
@@ -84,6 +85,8 @@ class ImplementationPipeline:
         max_cycles: Most coder -> test-writer -> reviewer rounds (1-10).
         validator: Runs the workspace's checks after an approval (None: not validated,
             the report says so).
+        hooks: Told when each step starts and ends (and, through the sub-agents given the
+            same hooks, about their model turns and tool calls).
         clock: Seconds, for durations.
 
     Raises:
@@ -98,6 +101,7 @@ class ImplementationPipeline:
         max_cycles: int = 3,
         *,
         validator: WorkspaceValidator | None = None,
+        hooks: RunHooks | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or not 1 <= max_cycles <= 10:
@@ -108,6 +112,7 @@ class ImplementationPipeline:
         self.coder, self.test_writer, self.reviewer = coder, test_writer, reviewer
         self.max_cycles = max_cycles
         self.validator = validator
+        self.hooks = hooks
         self._clock = clock
 
     def run(self, task: str, workspace: str | os.PathLike[str]) -> PipelineRun:
@@ -137,6 +142,8 @@ class ImplementationPipeline:
 
     def _step(self, run: PipelineRun, cycle: int, agent: SubAgent, prompt: str, root: Path) -> SubAgentResult:
         before = _fingerprint(root)
+        if self.hooks is not None:
+            safely(self.hooks.on_step_start, StepStarted(cycle, self.max_cycles, agent.agent_type))
         result = agent.run(prompt, workspace=root)
         run.steps.append(
             PipelineStep(
@@ -145,6 +152,9 @@ class ImplementationPipeline:
                 changed_files=_changed(before, _fingerprint(root)), duration_ms=result.duration_ms,
             )
         )  # fmt: skip
+        if self.hooks is not None:
+            verdict = parse_verdict(result.answer).decision if agent.agent_type == "reviewer" else None
+            safely(self.hooks.on_step_end, StepFinished(cycle, agent.agent_type, result.duration_ms, verdict))
         return result
 
     def _cycles(self, run: PipelineRun, task: str, root: Path) -> None:

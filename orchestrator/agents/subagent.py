@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from orchestrator.graph import AgentGraph, ToolsNode
+from orchestrator.graph import AgentGraph, RunHooks, ToolsNode
 from orchestrator.llm import ChatModel
 from tools.routing import ToolView
 
@@ -83,6 +83,7 @@ class SubAgent:
         system_prompt: Its instructions.
         max_iterations: Model turns per run, 1-10 (``max_subagent_iterations``).
         max_parallel: Concurrent tool calls per turn.
+        hooks: Told about each model turn and tool call (a progress display).
         clock: Seconds, for durations.
 
     Raises:
@@ -98,6 +99,7 @@ class SubAgent:
         max_iterations: int = DEFAULT_SUBAGENT_ITERATIONS,
         *,
         max_parallel: int = 4,
+        hooks: RunHooks | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.max_iterations = check_max_subagent_iterations(max_iterations)
@@ -111,6 +113,7 @@ class SubAgent:
         self.tools = tools
         self.system_prompt = system_prompt
         self._max_parallel = max_parallel
+        self.hooks = hooks
         self._clock = clock
 
     def __repr__(self) -> str:
@@ -136,13 +139,15 @@ class SubAgent:
         """
         view = self.view(workspace)
         runner: Any = view
-        node = ToolsNode(runner, max_parallel=self._max_parallel)
+        node = ToolsNode(runner, max_parallel=self._max_parallel, hooks=self.hooks)
         graph = AgentGraph(
             self.model,
             runner,
             tools_node=node,
             max_iterations=self.max_iterations,
             system_prompt=self.system_prompt,
+            agent_name=self.agent_type,
+            hooks=self.hooks,
         )
         started = self._clock()
         try:

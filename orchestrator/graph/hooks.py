@@ -25,7 +25,17 @@ from typing import Any
 
 from tools.progress import ToolProgress
 
-__all__ = ["ModelFinished", "ModelStarted", "RunHooks", "ToolFinished", "ToolProgress", "ToolStarted", "safely"]
+__all__ = [
+    "ModelFinished",
+    "ModelStarted",
+    "RunHooks",
+    "StepFinished",
+    "StepStarted",
+    "ToolFinished",
+    "ToolProgress",
+    "ToolStarted",
+    "safely",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -98,8 +108,46 @@ class ToolFinished:
     duration_ms: float
 
 
+@dataclass(frozen=True, slots=True)
+class StepStarted:
+    """A pipeline step starts: one sub-agent's turn at the task.
+
+    Attributes:
+        cycle: The review cycle (1-based).
+        max_cycles: The pipeline's cycle budget.
+        agent: ``coder``, ``test-writer`` or ``reviewer``.
+    """
+
+    cycle: int
+    max_cycles: int
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepFinished:
+    """A pipeline step ended.
+
+    Attributes:
+        cycle: The review cycle (1-based).
+        agent: The sub-agent.
+        duration_ms: How long the step took.
+        verdict: The reviewer's decision (``APPROVE``/``REJECT``), for a review step.
+    """
+
+    cycle: int
+    agent: str
+    duration_ms: float
+    verdict: str | None = None
+
+
 class RunHooks:
     """Callbacks of an agent run (all optional: override the ones you need)."""
+
+    def on_step_start(self, event: StepStarted) -> None:
+        """A pipeline step starts (pipeline runs only)."""
+
+    def on_step_end(self, event: StepFinished) -> None:
+        """A pipeline step ended (pipeline runs only)."""
 
     def on_model_start(self, event: ModelStarted) -> None:
         """A model request is sent (on the run's thread)."""
