@@ -275,11 +275,14 @@ class RunLog:
         return out
 
     def _save(self, record: RunRecord) -> RunRecord | None:
-        clean = redacted(record, self._secrets)
         try:
+            clean = redacted(record, self._secrets)
             self.store.save(clean)
         except RunStoreError as exc:
             _log.warning("run %s not recorded: %s", record.id, exc)
+            return None
+        except Exception:  # recording never fails a run
+            _log.warning("run %s not recorded", record.id, exc_info=True)
             return None
         return clean
 

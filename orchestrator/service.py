@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
+#: The model name that selects `orchestrator.testing.TestModel` (without a base URL).
+TEST_MODEL = "test"
 #: ``system_prompt=`` default: the prompt of the agent type, naming exactly its tools.
 GENERATED: Any = object()
 
@@ -253,6 +255,8 @@ class OrchestratorService:
             return f"{self.model.model} at {self.model.endpoint}"
         if isinstance(self.model, OfflineModel):
             return "offline model (embedded, deterministic)"
+        if type(self.model).__name__ == "TestModel":
+            return "TestModel (calls every tool once, then summarises)"
         return type(self.model).__name__
 
     # ------------------------------------------------------------------ running
@@ -517,13 +521,18 @@ class OrchestratorService:
 
 
 def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
-    """The model the settings select: the embedded offline model without ``base_url``, else
-    an OpenAI-compatible client (``model`` overrides the settings' model name).
+    """The model the settings select: without ``base_url``, the embedded offline model (or
+    `orchestrator.testing.TestModel` for the model name ``test``); else an OpenAI-compatible
+    client (``model`` overrides the settings' model name).
 
     Raises:
         ServiceConfigError: ``base_url`` is not a usable http(s) URL.
     """
     if settings.base_url is None:
+        if (model or settings.model) == TEST_MODEL:
+            from orchestrator.testing import TestModel
+
+            return TestModel()
         return OfflineModel()
     try:
         return OpenAIChatModel(
@@ -532,6 +541,7 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
             api_key=_secret(settings.api_key),
             timeout=settings.model_timeout,
             strict_tools=settings.strict,
+            stream=settings.stream,
         )
     except ValueError as exc:
         raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None

@@ -1,9 +1,7 @@
 """``python -m orchestrator --pipeline "task" --workspace DIR``: the pipeline from a shell.
 
 The CLI calls :func:`add_pipeline_arguments` on its parser and, when ``--pipeline`` is
-given, :func:`run_pipeline_command`. Exit codes: 0 approved (and validated), 2 usage or
-configuration error, 3 a model endpoint failed, 6 rejected by the reviewer, 7 approved but
-a check failed (5 is the agent's "waiting for approval").
+given, :func:`run_pipeline_command`. Exit codes: see ``orchestrator._exit``.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, TextIO
 
+from orchestrator._exit import EXIT_CONFIG, EXIT_MODEL, EXIT_OK, EXIT_REJECTED, EXIT_VALIDATION
 from orchestrator.agents.models import ModelResolver, agent_models_from_env
 from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun
 from orchestrator.agents.prompts import DEFAULT_PROMPTS
@@ -32,14 +31,15 @@ if TYPE_CHECKING:
     from orchestrator.runlog import RunLog
     from tools.approvals import ApprovalPolicy, Approver
 
-EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 6, 7
 _ENV = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
 
 
 def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--pipeline``, ``--workspace``, ``--max-subagent-iterations``, ``--max-cycles``."""
     parser.add_argument("--pipeline", metavar="TASK", help="run coder -> test-writer -> reviewer on TASK")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="the pipeline's workspace (default .)")
+    parser.add_argument(
+        "--workspace", metavar="DIR", default=".", help="the workspace of --pipeline and --agent (default .)"
+    )
     parser.add_argument("--max-subagent-iterations", type=int, metavar="N", help="model turns per sub-agent, 1-10 (3)")
     parser.add_argument("--max-cycles", type=int, metavar="N", default=3, help="review rounds, 1-10 (3)")
 

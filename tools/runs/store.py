@@ -42,6 +42,11 @@ DEFAULT_MAX_AGE = timedelta(days=30)
 #: Largest record file read back (records are bounded far below this).
 MAX_RECORD_BYTES = 20_000_000
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 class RunStoreError(TooldeckError):
@@ -132,6 +137,7 @@ class FileRunStore:
         """Write ``record`` atomically (mode 0600), then prune."""
         path = self._path(record.id)
         text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n"
+        text = _SURROGATE.sub(_escaped, text)  # UTF-8 cannot carry them; the JSON escape reads back the same
         try:
             atomic_write_text(path, text, mode=0o600)
         except OSError as exc:

@@ -99,7 +99,7 @@ def test_help_has_examples_and_exit_codes(env: dict[str, str]) -> None:
     result = run_cli(env, "--help")
     assert result.returncode == 0
     assert "examples:" in result.stdout
-    assert "exit codes: 0 answered" in result.stdout
+    assert "exit codes:\n  0    the model gave a final answer" in result.stdout
     assert "--api-key-env NAME" in result.stdout
 
 
