@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from orchestrator._progress import ProgressView
+    from orchestrator.llm import ChatModel
+    from orchestrator.settings import Settings
     from tools import LocalToolRegistry
     from tools.runs import RunStore
 
@@ -54,6 +56,18 @@ def own_registries(specs: Sequence[str], app_dir: str | None) -> list[LocalToolR
 
     directory = Path(app_dir) if app_dir else None
     return [load_registry(spec, directory) for spec in specs]
+
+
+def test_model(settings: Settings, own: Sequence[LocalToolRegistry]) -> ChatModel | None:
+    """``--model test`` with ``--registry``: a `TestModel` that calls your tools only (trying
+    yours should not search the web or build modules); None: the settings' model."""
+    from orchestrator.service import TEST_MODEL
+
+    if settings.base_url is not None or settings.model != TEST_MODEL or not own:
+        return None
+    from orchestrator.testing import TestModel
+
+    return TestModel(call_tools=[name for registry in own for name in registry.names() if not registry.is_hidden(name)])
 
 
 def run_store(args: argparse.Namespace, data_dir: Path) -> RunStore | None:

@@ -65,7 +65,8 @@ Without --base-url the embedded offline model answers (no key, no network): it
 understands math, "remember that ...", "what is my ...", calendar/weather/commute/
 spending/briefing questions, "search the web for ...", "open <url>" and
 "run this python: ...". --model test (without --base-url) calls every tool once
-with arguments made from its schema, then summarises the results.
+(only your --registry tools when given) with arguments made from its schema, then
+summarises the results.
 
 Runs are recorded under the data directory (--no-record: not): tooldeck runs list,
 tooldeck runs show RUN_ID; a paused run continues with --resume RUN_ID.
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://host/v1")
     parser.add_argument(
         "--model",
-        help="model name for --base-url (default gpt-4o-mini); without --base-url, 'test' calls every tool once",
+        help="model name for --base-url (default gpt-4o-mini); without --base-url, 'test' calls every tool once "
+        "(only your --registry tools when given), then summarises the results",
     )
     parser.add_argument(
         "--api-key-env",
@@ -315,7 +317,8 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
 def _service(
     settings: Settings, env: Mapping[str, str], args: argparse.Namespace, stdin: TextIO, stderr: TextIO
 ) -> OrchestratorService:
-    """The service of this invocation: your --registry tools, the approvals file, the terminal
+    """The service of this invocation: your --registry tools (the ones ``--model test`` calls),
+    the approvals file, the terminal
     approver (``--approve ask`` on a terminal), the claim ledger and the run records in the data
     directory, the progress display on a terminal."""
     from tools.approvals import ApprovalsStore
@@ -323,6 +326,7 @@ def _service(
     own = _cli_options.own_registries(args.registry, args.app_dir)
     return OrchestratorService(
         settings,
+        model=_cli_options.test_model(settings, own),
         tools=own,
         builtins=not args.no_builtins,
         workspace=args.workspace,
