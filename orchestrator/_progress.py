@@ -157,6 +157,7 @@ class ProgressView(RunHooks):
             call = self._calls.get(event.call_id or "")
             if call is not None:
                 call.fraction, call.message = event.fraction, event.message
+        self._refresh()  # reports come at most every 0.1 s per call (tools.progress)
 
     def on_tool_end(self, event: ToolFinished) -> None:
         """A tool call has its answer: one line stays above the live lines."""

@@ -108,6 +108,7 @@ def recorded_id(stdout: str) -> str:
 def test_write_a_tool_try_it_with_the_test_model_then_see_the_run_again(project: Path, env: dict[str, str]) -> None:
     tried = orchestrator(project, env, "--registry", "mytools:build", "--model", "test", "try my tools")
     assert tried.returncode == 0, tried.stderr
+    assert tried.stderr == ""  # no terminal: no progress display, and the library prints nothing
     answer = tried.stdout.split("\n\ntrace:")[0]
     assert answer.splitlines() == [
         "I called 3 tool(s):",
