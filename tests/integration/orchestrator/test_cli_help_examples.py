@@ -15,14 +15,14 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.integration.orchestrator._loopback import serving, stream_text
 from tests.integration.orchestrator.test_own_tools_e2e import MYTOOLS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -67,6 +67,7 @@ class ModelServer:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.url = ""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,36 +81,17 @@ class ModelServer:
                 server.requests.append(body)
                 text = server.answer(body)
                 if body.get("stream"):
-                    self._stream(text)
+                    stream_text(self, [text[i : i + 4] for i in range(0, len(text), 4)])
                     return
-                payload = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                     "model": body.get("model")}
-                ).encode()  # fmt: skip
+                message = {"role": "assistant", "content": text}
+                payload = json.dumps({"choices": [{"message": message, "finish_reason": "stop"}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def _stream(self, text: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for piece in [text[i : i + 4] for i in range(0, len(text), 4)]:
-                    event = {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
-                    self._chunk(f"data: {json.dumps(event)}\n\n".encode())
-                self._chunk(b"data: [DONE]\n\n")
-                self._chunk(b"")
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.handler = Handler
 
     @staticmethod
     def answer(body: dict[str, Any]) -> str:
@@ -124,14 +106,9 @@ class ModelServer:
 @pytest.fixture
 def model_server() -> Iterator[ModelServer]:
     server = ModelServer()
-    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with serving(server.handler) as url:
+        server.url = f"{url}/v1"
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        thread.join(timeout=5)
 
 
 def test_every_help_example_runs_as_written(tmp_path: Path, model_server: ModelServer) -> None:

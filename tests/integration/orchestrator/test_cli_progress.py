@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.integration.orchestrator.test_own_tools_e2e import private_env
 
 SLOWTOOLS = textwrap.dedent(
     '''
@@ -83,17 +83,7 @@ def run_on_a_terminal(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLDECK_", "XDG_"))}
-    return {
-        **keep,
-        "PYTHONPATH": str(ROOT),
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
-        "TERM": "xterm-256color",
-        "COLUMNS": "160",
-    }
+    return {**private_env(tmp_path), "TERM": "xterm-256color", "COLUMNS": "160"}
 
 
 def test_turns_tool_calls_and_tool_progress_show_on_a_terminal(tmp_path: Path, env: dict[str, str]) -> None:

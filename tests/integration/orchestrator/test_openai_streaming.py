@@ -9,12 +9,13 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from orchestrator import AgentGraph, ChatModelHTTPError, ChatModelResponseError, OpenAIChatModel, RunHooks
+from tests.integration.orchestrator._loopback import end_event_stream, send_event, serving, start_event_stream
 from tools import LocalToolRegistry
 
 
@@ -58,28 +59,21 @@ def handler(server: SSEServer) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             server.requests.append({"body": body, "accept": self.headers.get("Accept")})
             script = server.scripts.pop(0) if len(server.scripts) > 1 else server.scripts[0]
-            self.send_response(script.status)
-            self.send_header("Content-Type", script.content_type)
             if script.content_type != "text/event-stream":
                 payload = json.dumps(script.events[0]).encode()
+                self.send_response(script.status)
+                self.send_header("Content-Type", script.content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
+            start_event_stream(self, script.status)
             for event in script.events:
-                data = event if isinstance(event, str) else json.dumps(event)
-                self._chunk(f"data: {data}\n\n".encode())
+                send_event(self, event)
                 text = isinstance(event, dict) and event["choices"] and event["choices"][0]["delta"].get("content")
                 if script.wait_for_client and text:
                     server.waited.append(server.seen.acquire(timeout=30))  # the client saw it mid-stream
-            self._chunk(b"data: [DONE]\n\n")
-            self._chunk(b"")
-
-        def _chunk(self, data: bytes) -> None:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
+            end_event_stream(self)
 
     return Handler
 
@@ -87,17 +81,9 @@ def handler(server: SSEServer) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def sse() -> Iterator[SSEServer]:
     server = SSEServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler(server))
-    httpd.daemon_threads = True
-    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with serving(handler(server)) as url:
+        server.base_url = f"{url}/v1"
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 def model(server: SSEServer, **options: Any) -> OpenAIChatModel:

@@ -71,8 +71,8 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def private_env(tmp_path: Path) -> dict[str, str]:
+    """This environment without tooldeck's settings, with a private HOME and data directory."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLDECK_", "XDG_", "OPENAI_"))}
     return {
         **keep,
@@ -81,8 +81,12 @@ def env(tmp_path: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
         "XDG_DATA_HOME": str(tmp_path / "home" / ".local" / "share"),
         "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
-        "OPENAI_API_KEY": KEY,
     }
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**private_env(tmp_path), "OPENAI_API_KEY": KEY}
 
 
 def sh(cwd: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
