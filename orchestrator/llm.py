@@ -30,6 +30,7 @@ __all__ = [
     "Message",
     "StreamingChatModel",
     "ToolChoice",
+    "forced_tool",
 ]
 
 Message: TypeAlias = dict[str, Any]
@@ -37,6 +38,15 @@ Message: TypeAlias = dict[str, Any]
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | Mapping[str, Any]
 """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {"name": ...}}``."""
+
+
+def forced_tool(tool_choice: ToolChoice | None) -> str | None:
+    """The tool a ``tool_choice`` forces (``{"type": "function", "function": {"name": ...}}``), or None."""
+    if not isinstance(tool_choice, Mapping):
+        return None
+    function = tool_choice.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else None
 
 
 class ChatModelError(Exception):

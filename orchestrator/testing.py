@@ -26,7 +26,7 @@ from typing import Any
 
 from orchestrator._openai_wire import tool_calls_of
 from orchestrator._schema_values import schema_arguments
-from orchestrator.llm import ChatModelResponseError, ChatResponse, Message, ToolChoice
+from orchestrator.llm import ChatModelResponseError, ChatResponse, Message, ToolChoice, forced_tool
 
 __all__ = ["FunctionModel", "ModelFunction", "TestModel"]
 
@@ -107,7 +107,7 @@ class TestModel:
         if tool_choice == "none":
             return []
         offered = [tool for tool in tools if _name(tool)]
-        forced = _forced(tool_choice)
+        forced = forced_tool(tool_choice)
         if forced is not None:
             offered = [tool for tool in offered if _name(tool) == forced]
         if self.call_tools is not None:
@@ -187,14 +187,6 @@ def _parameters(tool: Mapping[str, Any]) -> Mapping[str, Any]:
     function = tool.get("function")
     schema = function.get("parameters") if isinstance(function, Mapping) else tool.get("input_schema")
     return schema if isinstance(schema, Mapping) else {"type": "object", "properties": {}}
-
-
-def _forced(tool_choice: ToolChoice | None) -> str | None:
-    if not isinstance(tool_choice, Mapping):
-        return None
-    function = tool_choice.get("function")
-    name = function.get("name") if isinstance(function, Mapping) else None
-    return name if isinstance(name, str) else None
 
 
 def _results_since_user(messages: Sequence[Mapping[str, Any]]) -> tuple[list[Any], dict[str, str]] | None:

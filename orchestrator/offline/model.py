@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.llm import ChatResponse, Message, ToolChoice
+from orchestrator.llm import ChatResponse, Message, ToolChoice, forced_tool
 from orchestrator.offline._answers import clip, result_sentence
 from orchestrator.offline._intents import Intent, read_message
 from orchestrator.offline._planning import offered_schemas, plan
@@ -98,7 +98,7 @@ class OfflineModel:
         question = _text(last.get("content")) if last.get("role") == "user" else ""
         reading = read_message(question)
         schemas = offered_schemas(tools) if tool_choice != "none" else {}
-        forced = _forced_tool(tool_choice)
+        forced = forced_tool(tool_choice)
         if forced is not None:  # only that tool may be called
             schemas = {name: schema for name, schema in schemas.items() if name == forced}
         calls, unserved = plan(reading.intents, schemas)
@@ -184,14 +184,6 @@ def _what_i_can(schemas: Mapping[str, Any]) -> str:
             "real model decides to (--base-url and --model), or try each once with --model test."
         )
     return " ".join(parts) if parts else "No tools are offered to me."
-
-
-def _forced_tool(tool_choice: ToolChoice | None) -> str | None:
-    if not isinstance(tool_choice, Mapping):
-        return None
-    function = tool_choice.get("function")
-    name = function.get("name") if isinstance(function, Mapping) else None
-    return name if isinstance(name, str) else None
 
 
 def _parse_result(content: Any) -> Mapping[str, Any]:
