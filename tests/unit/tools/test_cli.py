@@ -278,6 +278,7 @@ def test_one_module_per_command_group() -> None:
         "tools.cli.executor_cmds",
         "tools.cli.stats_cmds",
         "tools.cli.approve_cmds",
+        "tools.cli.runs_cmds",
     )
     import importlib
 
