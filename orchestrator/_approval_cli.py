@@ -125,11 +125,10 @@ def approver(mode: str, stdin: TextIO, stderr: TextIO) -> GraphApprover | None:
     """``--approve ask`` with a terminal on stdin: the terminal prompt of ``tooldeck run``."""
     if mode != "ask" or not _isatty(stdin):
         return None
-    from rich.console import Console
-
+    from tools._terminal import SafeConsole
     from tools.cli.approve_cmds import TerminalApprover
 
-    return TerminalApprover(stdin=stdin, console=Console(file=stderr))
+    return TerminalApprover(stdin=stdin, console=SafeConsole(file=stderr))
 
 
 def keep_state(run: AgentRun, data_dir: Path) -> Path | None:

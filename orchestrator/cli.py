@@ -400,7 +400,7 @@ def run_main() -> None:
     try:
         code = main()
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print_safe("interrupted", sys.stderr)
         code = EXIT_INTERRUPTED
     except Exception:
         logging.getLogger(__name__).exception("internal error (a bug; please report it)")
