@@ -36,11 +36,10 @@ def offences(path: Path, root: Path = ROOT) -> list[str]:
             found.append(f"{relative}:{node.lineno}: print(...)")
         if isinstance(func, ast.Name) and func.id == "Console":
             found.append(f"{relative}:{node.lineno}: rich Console(...) instead of SafeConsole / console()")
-        is_write = isinstance(func, ast.Attribute) and func.attr == "write"
-        target = func.value if isinstance(func, ast.Attribute) else None
-        if is_write and isinstance(target, ast.Attribute) and target.attr in ("stdout", "stderr"):
-            if relative not in RAW_WRITES_ALLOWED:
-                found.append(f"{relative}:{node.lineno}: sys.{target.attr}.write(...)")
+        target = func.value if isinstance(func, ast.Attribute) and func.attr == "write" else None
+        stream = target.attr if isinstance(target, ast.Attribute) else None
+        if stream in ("stdout", "stderr") and relative not in RAW_WRITES_ALLOWED:
+            found.append(f"{relative}:{node.lineno}: sys.{stream}.write(...)")
     return found
 
 
