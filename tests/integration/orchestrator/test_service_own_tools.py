@@ -238,3 +238,15 @@ def _tool_words(text: str) -> list[str]:
 
 def _all_tool_names(service: Any) -> set[str]:
     return set(service.registry.names()) | {"edit", "write", "patch", "bash", "task", "todowrite", "skill"}
+
+
+def test_several_registries_join_and_a_clash_between_them_is_an_error(settings: Settings) -> None:
+    first, second = LocalToolRegistry(), LocalToolRegistry()
+    first.register(EchoTool())
+    second.register(shout)
+    with OrchestratorService(settings, tools=[first, second], builtins=False) as service:
+        assert service.registry.names() == ["echo", "shout"]
+    again = LocalToolRegistry()
+    again.register(shout)
+    with pytest.raises(ServiceConfigError, match=r"your tool name\(s\) 'shout' are registered already"):
+        OrchestratorService(settings, tools=[second, again], builtins=False)
