@@ -213,7 +213,7 @@ def _steps(record: RunRecord) -> list[str]:
 
 def _resume_hint(record: RunRecord) -> list[str]:
     pending = [a for a in record.approvals if a.decision == "pending"]
-    lines = ["waiting for a person's approval; continue with:"]
+    lines = ["waiting for a person's approval; continue with (and the run's own --registry / --agent flags):"]
     for approval in pending[:3]:
         lines.append(f"  python -m orchestrator --resume {record.id} --approve-call {approval.call_id}")
         lines.append(f"  python -m orchestrator --resume {record.id} --deny-call {approval.call_id}")
