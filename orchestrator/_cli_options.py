@@ -70,13 +70,13 @@ def test_model(settings: Settings, own: Sequence[LocalToolRegistry]) -> ChatMode
     return TestModel(call_tools=[name for registry in own for name in registry.names() if not registry.is_hidden(name)])
 
 
-def run_store(args: argparse.Namespace, data_dir: Path) -> RunStore | None:
+def run_store(args: argparse.Namespace, env: Mapping[str, str], data_dir: Path) -> RunStore | None:
     """Where this invocation's runs are recorded (None with ``--no-record``)."""
     if args.no_record:
         return None
-    from tools.runs import FileRunStore
+    from tools.runs import run_store_from_env
 
-    return FileRunStore(data_dir / "runs")
+    return run_store_from_env(env, data_dir)
 
 
 def resolve_resume(value: str, data_dir: Path) -> str:

@@ -303,7 +303,7 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
         answer = terminal(request) if terminal is not None else None
         return answer if answer is not None else Deny("not approved at the terminal")
 
-    store = _cli_options.run_store(args, settings.data_dir)
+    store = _cli_options.run_store(args, env, settings.data_dir)
     secrets = [s.get_secret_value() for s in (settings.api_key,) if s is not None]
     log = None if store is None else RunLog(store, agent="pipeline", model=settings.model, secrets=secrets)
     view = _cli_options.progress_view(args, stderr, settings.model)
@@ -336,7 +336,7 @@ def _service(
         hold_for_approval=args.approve != "deny",
         claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
         hooks=_cli_options.progress_view(args, stderr, "the model"),
-        runs=_cli_options.run_store(args, settings.data_dir),
+        runs=_cli_options.run_store(args, env, settings.data_dir),
     )
 
 

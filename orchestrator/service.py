@@ -213,13 +213,13 @@ class OrchestratorService:
             ServiceConfigError: the service cannot be built (see the constructor).
         """
         from tools.approvals import ApprovalsStore
-        from tools.runs import FileRunStore
+        from tools.runs import run_store_from_env
         from tools.store import RegistryService, RegistryStore
 
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
         approvals = ApprovalsStore.from_env(env)
         settings = Settings.from_env(env, **overrides)
-        runs = FileRunStore(settings.data_dir / "runs")
+        runs = run_store_from_env(env, settings.data_dir)
         return cls(settings, adopted_tools=adopted, approvals=approvals, runs=runs)
 
     def _router(self) -> ToolRouter:

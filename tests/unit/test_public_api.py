@@ -49,6 +49,7 @@ PUBLIC = {
         "RunStatus",
         "redacted",
         "data_dir_from_env",
+        "run_store_from_env",
     ],
     "tools.registry_spec": ["load_registry", "copy_registrations", "RegistrySpecError"],
     "orchestrator.testing": ["TestModel", "FunctionModel", "ModelFunction"],

@@ -46,9 +46,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _store(cli: CliContext, data_dir: Path | None) -> RunStore:
-    from tools.runs import FileRunStore, data_dir_from_env
+    from tools.runs import run_store_from_env
 
-    return FileRunStore((data_dir or data_dir_from_env(cli.env)) / "runs")
+    return run_store_from_env(cli.env, data_dir)
 
 
 @runs_app.command("list")

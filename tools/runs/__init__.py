@@ -27,6 +27,7 @@ from tools.runs.store import (
     RunStore,
     RunStoreError,
     data_dir_from_env,
+    run_store_from_env,
 )
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "bounded_text",
     "data_dir_from_env",
     "redacted",
+    "run_store_from_env",
 ]

@@ -33,7 +33,15 @@ from tools._files import atomic_write_text
 from tools.errors import TooldeckError
 from tools.runs.model import FORMAT_VERSION, RunRecord, RunStatus
 
-__all__ = ["DEFAULT_MAX_AGE", "DEFAULT_MAX_RUNS", "FileRunStore", "RunStore", "RunStoreError", "data_dir_from_env"]
+__all__ = [
+    "DEFAULT_MAX_AGE",
+    "DEFAULT_MAX_RUNS",
+    "FileRunStore",
+    "RunStore",
+    "RunStoreError",
+    "data_dir_from_env",
+    "run_store_from_env",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +101,13 @@ def data_dir_from_env(env: Mapping[str, str]) -> Path:
         return Path(xdg) / "tooldeck"
     home = env.get("HOME", "").strip()
     return (Path(home) if home else Path.home()) / ".local" / "share" / "tooldeck"
+
+
+def run_store_from_env(env: Mapping[str, str], data_dir: Path | None = None) -> RunStore:
+    """The run store an entry point uses: the files under ``<data dir>/runs`` (``data_dir``
+    when given, else `data_dir_from_env`). The one place that picks a `RunStore` for the
+    CLIs (``python -m orchestrator``, ``tooldeck runs``): another backend plugs in here."""
+    return FileRunStore((data_dir if data_dir is not None else data_dir_from_env(env)) / "runs")
 
 
 class FileRunStore:
