@@ -257,19 +257,18 @@ class RunLog:
             return None
 
     def _merge_approvals(self, earlier: RunRecord | None, pending: Sequence[ApprovalRequest]) -> list[RecordedApproval]:
-        """The run's approvals: earlier ones (pending ones settled by this segment's decisions),
-        those asked at the terminal now, and the calls held now."""
+        """The run's approvals: earlier ones (a pending one settled by a decision taken now, on
+        resume or at the terminal), new ones asked now, and the calls held now."""
         now_asked = list(self._asked.get() or ())
-        settled = {a.call_id: a for a in now_asked if a.decided_by == "resume"}
+        newest = {a.call_id: a for a in now_asked}
         out: list[RecordedApproval] = []
         for approval in earlier.approvals if earlier is not None else ():
-            decision = settled.pop(approval.call_id, None)
-            if approval.decision == "pending" and decision is not None:
-                approval = approval.model_copy(  # noqa: PLW2901 - the settled version replaces it
-                    update={"decision": decision.decision, "decided_by": "resume", "at": decision.at}
-                )
+            decision = newest.pop(approval.call_id, None) if approval.decision == "pending" else None
+            if decision is not None:
+                update = {"decision": decision.decision, "decided_by": decision.decided_by, "at": decision.at}
+                approval = approval.model_copy(update=update)  # noqa: PLW2901 - the settled version replaces it
             out.append(approval)
-        out += [a for a in now_asked if a.decided_by != "resume"]
+        out += [a for a in now_asked if a.call_id in newest and a.tool]  # a resume's decision alone names no tool
         held = {a.call_id for a in out if a.decision == "pending"}
         out += [_pending(request) for request in pending if (request.call_id or "") not in held]
         return out

@@ -113,6 +113,27 @@ def test_a_paused_run_then_its_resume_is_one_record(settings: Settings, store: F
     assert record.state_file is None
 
 
+def test_held_calls_decided_at_the_terminal_on_resume_settle_their_entries(
+    settings: Settings, store: FileRunStore, tmp_path: Path
+) -> None:
+    low = settings.model_copy(update={"freedom": "low"})
+    approvals = ApprovalsStore(tmp_path / "approvals.json")
+    model = TestModel(call_tools=["math_solver"])
+    with OrchestratorService(low, model=model, runs=store, approvals=approvals) as service:
+        paused = service.ask("try")
+        state = paused.state or {}
+        with OrchestratorService(
+            low, model=model, runs=store, approvals=approvals, approver=lambda r: Approve()
+        ) as at_a_terminal:
+            at_a_terminal.graph.claims = service.graph.claims
+            at_a_terminal.resume(state)
+    record = only(store)
+    assert record.status == "answered"
+    assert [(a.call_id, a.decision, a.decided_by) for a in record.approvals] == [
+        ("call_test_0", "approved", "terminal")
+    ]
+
+
 async def test_the_async_path_records_too(settings: Settings, store: FileRunStore) -> None:
     with OrchestratorService(settings, model=TestModel(call_tools=["math_solver"]), runs=store) as service:
         run = await service.aask("async")
