@@ -117,16 +117,17 @@ def test_held_calls_decided_at_the_terminal_on_resume_settle_their_entries(
     settings: Settings, store: FileRunStore, tmp_path: Path
 ) -> None:
     low = settings.model_copy(update={"freedom": "low"})
+    answers: list[Approve | None] = [None, Approve()]  # nobody at first (held), then a person approves
+
+    def person(request: Any) -> Approve | None:
+        return answers.pop(0)
+
     approvals = ApprovalsStore(tmp_path / "approvals.json")
     model = TestModel(call_tools=["math_solver"])
-    with OrchestratorService(low, model=model, runs=store, approvals=approvals) as service:
+    with OrchestratorService(low, model=model, runs=store, approvals=approvals, approver=person) as service:
         paused = service.ask("try")
-        state = paused.state or {}
-        with OrchestratorService(
-            low, model=model, runs=store, approvals=approvals, approver=lambda r: Approve()
-        ) as at_a_terminal:
-            at_a_terminal.graph.claims = service.graph.claims
-            at_a_terminal.resume(state)
+        assert only(store).status == "paused"
+        service.resume(paused.state or {})
     record = only(store)
     assert record.status == "answered"
     assert [(a.call_id, a.decision, a.decided_by) for a in record.approvals] == [
