@@ -22,7 +22,8 @@ from tools.registry_spec import RegistrySpecError, copy_registrations, load_regi
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings.from_env({}, data_dir=str(tmp_path / "data"), context_url="http://127.0.0.1:9")
+    # These tests are about tools reaching the agent, not approvals: undeclared tools (moderate) run.
+    return Settings.from_env({}, data_dir=str(tmp_path / "data"), context_url="http://127.0.0.1:9", freedom="high")
 
 
 class Echo(BaseModel):
