@@ -14,6 +14,9 @@ import json
 import socket
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.integration.store.conftest import Tooldeck, base_env
 
@@ -68,6 +71,16 @@ APP = textwrap.dedent(
 )
 
 
+@pytest.fixture
+def run(tooldeck: Tooldeck, tmp_path: Path) -> Tooldeck:
+    """``tooldeck`` at freedom level high: these tests are about what is printed, not approvals."""
+
+    def go(*args: str, env: dict[str, str] | None = None) -> Any:
+        return tooldeck(*args, env={**(env or base_env(tmp_path / "home")), "TOOLDECK_FREEDOM": "high"})
+
+    return go
+
+
 def write_app(project: Path) -> None:
     (project / "hostileapp.py").write_text(APP.format(hostile=HOSTILE))
 
@@ -77,39 +90,39 @@ def assert_no_raw_controls(text: str) -> None:
     assert not found, f"raw control characters reached the terminal: {found}"
 
 
-def test_tool_output_cannot_drive_the_terminal(tooldeck: Tooldeck, project: Path) -> None:
+def test_tool_output_cannot_drive_the_terminal(run: Tooldeck, project: Path) -> None:
     write_app(project)
-    shown = tooldeck("run", "hostile", "--registry", "hostileapp:build")
+    shown = run("run", "hostile", "--registry", "hostileapp:build")
     assert shown.code == 0, shown.err
     assert_no_raw_controls(shown.out + shown.err)
     assert "\\x1b]52;c;aGVsbG8=\\x07 done \\x1b[2J" in shown.out
     assert "\\x9b31m\\u202eevil\\x0d" in shown.out
 
-    failed = tooldeck("run", "hostile_error", "--registry", "hostileapp:build")
+    failed = run("run", "hostile_error", "--registry", "hostileapp:build")
     assert failed.code == 1
     assert_no_raw_controls(failed.out + failed.err)
     assert "broken \\x1b]52" in failed.err
 
 
-def test_json_output_escapes_controls_and_keeps_the_exact_value(tooldeck: Tooldeck, project: Path) -> None:
+def test_json_output_escapes_controls_and_keeps_the_exact_value(run: Tooldeck, project: Path) -> None:
     write_app(project)
-    shown = tooldeck("run", "hostile", "--registry", "hostileapp:build", "--json")
+    shown = run("run", "hostile", "--registry", "hostileapp:build", "--json")
     assert shown.code == 0, shown.err
     assert_no_raw_controls(shown.out)
     assert shown.json()["data"] == HOSTILE
 
 
-def test_action_reaches_a_multi_action_tool_of_a_registry(tooldeck: Tooldeck, project: Path) -> None:
+def test_action_reaches_a_multi_action_tool_of_a_registry(run: Tooldeck, project: Path) -> None:
     write_app(project)
-    whisper = tooldeck("run", "voice", "--registry", "hostileapp:build", "--action", "whisper")
+    whisper = run("run", "voice", "--registry", "hostileapp:build", "--action", "whisper")
     assert (whisper.code, whisper.out) == (0, "quiet\n"), whisper.err
-    shout = tooldeck("run", "voice", "--registry", "hostileapp:build", "--action", "shout")
+    shout = run("run", "voice", "--registry", "hostileapp:build", "--action", "shout")
     assert (shout.code, shout.out) == (0, "LOUD\n"), shout.err
 
 
-def test_a_missing_action_is_explained_with_the_flag_to_use(tooldeck: Tooldeck, project: Path) -> None:
+def test_a_missing_action_is_explained_with_the_flag_to_use(run: Tooldeck, project: Path) -> None:
     write_app(project)
-    missing = tooldeck("run", "voice", "--registry", "hostileapp:build")
+    missing = run("run", "voice", "--registry", "hostileapp:build")
     assert missing.code == 1
     assert missing.err == (
         "tooldeck: voice failed (unknown_action): voice has several actions: shout, whisper; choose one with "
@@ -137,26 +150,26 @@ def weather_config(url: str) -> dict[str, object]:
 
 
 def test_a_missing_credential_is_named_with_the_command_that_shows_how(
-    tooldeck: Tooldeck, project: Path, tmp_path: Path
+    run: Tooldeck, project: Path, tmp_path: Path
 ) -> None:
     adopt(project, {"weather": weather_config("http://127.0.0.1:9")})
     env = base_env(tmp_path / "home")
     del env["WEATHER_KEY"]
-    result = tooldeck("run", "weather", env=env)
+    result = run("run", "weather", env=env)
     assert result.code == 1
     assert result.err == (
         "tooldeck: weather failed (execution_error): WEATHER_KEY is not set; tooldeck check weather shows how to "
         "set it\n"
     )
     assert "tell the user" not in result.err
-    as_json = tooldeck("run", "weather", "--json", env=env)
+    as_json = run("run", "weather", "--json", env=env)
     assert "tell the user it cannot be used right now" in as_json.json()["error"]  # the model's words, unchanged
 
 
-def test_a_connection_failure_names_the_url_and_the_cause(tooldeck: Tooldeck, project: Path) -> None:
+def test_a_connection_failure_names_the_url_and_the_cause(run: Tooldeck, project: Path) -> None:
     port = free_port()  # nothing listens there once the probe is closed
     adopt(project, {"weather": weather_config(f"http://127.0.0.1:{port}")})
-    result = tooldeck("run", "weather", "--arg", "city=Lisbon")
+    result = run("run", "weather", "--arg", "city=Lisbon")
     assert result.code == 1
     assert result.err == (
         f"tooldeck: weather failed (upstream_error): could not reach http://127.0.0.1:{port}/weather: connection "
