@@ -372,7 +372,12 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
         for tool, approval in store.approvals().items()
     ]
     stored = store.freedom()
-    origin = {"given": FREEDOM_VARIABLE, "file": "the approvals file", "default": "the default"}[source]
+    origin = {
+        "given": FREEDOM_VARIABLE,
+        "file": "the approvals file",
+        "default": "the default: no level is stored, and tooldeck, python -m orchestrator and serve-mcp all apply "
+        "medium then",
+    }[source]
     if as_json:
         print_json(
             {

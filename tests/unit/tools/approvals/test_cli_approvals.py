@@ -95,7 +95,10 @@ def adopt_weather(env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_p
 def test_configure_freedom_and_show(capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
     code, out, _ = run(capsys, env, "configure", "show")
     assert code == 0
-    assert out.startswith("freedom level: medium (only safe tools run freely), from the default\n")
+    assert out.startswith(  # the same default every entry point applies (python -m orchestrator too)
+        "freedom level: medium (only safe tools run freely), from the default: no level is stored, and tooldeck, "
+        "python -m orchestrator and serve-mcp all apply medium then\n"
+    )
     code, out, _ = run(capsys, env, "configure", "freedom", "HIGH")
     assert code == 0
     assert out.startswith("freedom level: high (only dangerous tools need approval); stored in ")
