@@ -51,7 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a call that needs approval: ask at the terminal (default; without a terminal the run pauses), "
         "pause (save the state and exit 5), or deny it",
     )
-    group.add_argument("--resume", metavar="FILE", help="continue a paused run from its state file ('-': stdin)")
+    group.add_argument(
+        "--resume",
+        metavar="RUN_ID|FILE",
+        help="continue a paused run: its id (tooldeck runs list --status paused), or its state file ('-': stdin)",
+    )
     group.add_argument(
         "--approve-call",
         action="append",
