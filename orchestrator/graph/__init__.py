@@ -3,6 +3,7 @@ approval (`AgentGraph.resume`, claim stores)."""
 
 from orchestrator.graph.agent import AgentGraph, ToolRegistry, run_agent
 from orchestrator.graph.claims import ClaimStore, ClaimStoreError, FileClaimStore, MemoryClaimStore
+from orchestrator.graph.hooks import ModelFinished, ModelStarted, RunHooks, ToolFinished, ToolStarted
 from orchestrator.graph.run import AgentRun, RunStatus, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, state_from_json
 from orchestrator.graph.tools_node import ToolCallRecord, ToolRunner, ToolsNode
@@ -14,14 +15,19 @@ __all__ = [
     "ClaimStoreError",
     "FileClaimStore",
     "MemoryClaimStore",
+    "ModelFinished",
+    "ModelStarted",
     "PausedRun",
     "ResumeError",
+    "RunHooks",
     "RunStatus",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",
+    "ToolFinished",
     "ToolRegistry",
     "ToolRunner",
+    "ToolStarted",
     "ToolsNode",
     "run_agent",
     "state_from_json",

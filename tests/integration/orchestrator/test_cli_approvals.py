@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.orchestrator.conftest import ScriptedServer, declare_quickstart_tools
+from tests.integration.orchestrator.conftest import ScriptedServer
 from tools.approvals import arguments_hash
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
@@ -67,7 +67,6 @@ def recall(env: dict[str, str]) -> str:
 
 
 def test_at_the_default_level_the_quickstart_answers_without_a_prompt(env: dict[str, str], tmp_path: Path) -> None:
-    declare_quickstart_tools(env, tmp_path)
     result = cli(env, QUESTION)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("12 * (3 + 4) = 84.\nNoted: your dentist is Dr. Lee.\n")

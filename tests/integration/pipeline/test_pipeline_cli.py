@@ -31,15 +31,17 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_the_offline_model_cannot_implement_so_the_run_is_rejected_honestly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", [[], ["--model", "test"], ["--model", "smollm2"]])
+def test_without_a_real_model_the_pipeline_refuses_to_start(tmp_path: Path, model: list[str]) -> None:
+    """Issue 21 item 4: it ran three empty cycles with the offline model and exited "rejected"."""
     workspace = _workspace(tmp_path)
     env = {"TOOLDECK_DATA_DIR": str(tmp_path / "data")}
-    code, out, _ = run(["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1", "--json"], env)
-    assert code == 6  # rejected: never an approval by default
-    pipeline_run = json.loads(out)
-    assert pipeline_run["status"] == "rejected"
-    assert pipeline_run["verdicts"][0]["decision"] == "REJECT"
-    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing changed
+    code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1", *model], env)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: configuration: --pipeline needs a real model")
+    assert "pass --base-url URL and --model NAME" in err
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing ran
+    assert not (tmp_path / "data" / "runs").exists()
 
 
 def test_subagent_budget_is_a_setting_with_its_range_named(tmp_path: Path) -> None:
