@@ -130,9 +130,13 @@ def test_a_missing_action_is_explained_with_the_flag_to_use(run: Tooldeck, proje
     )
 
 
-def adopt(project: Path, tools: dict[str, object]) -> None:
+def adopt(project: Path, tools: dict[str, object], tooldeck: Tooldeck) -> None:
+    """Write the project's registry file and trust it (``tooldeck trust``: an untrusted project
+    file is not used)."""
     (project / ".tooldeck").mkdir(exist_ok=True)
     (project / ".tooldeck" / "registry.json").write_text(json.dumps({"version": 1, "tools": tools}))
+    trusted = tooldeck("trust")
+    assert trusted.code == 0, trusted.err
 
 
 def free_port() -> int:
@@ -152,7 +156,7 @@ def weather_config(url: str) -> dict[str, object]:
 def test_a_missing_credential_is_named_with_the_command_that_shows_how(
     run: Tooldeck, project: Path, tmp_path: Path
 ) -> None:
-    adopt(project, {"weather": weather_config("http://127.0.0.1:9")})
+    adopt(project, {"weather": weather_config("http://127.0.0.1:9")}, run)
     env = base_env(tmp_path / "home")
     del env["WEATHER_KEY"]
     result = run("run", "weather", env=env)
@@ -168,7 +172,7 @@ def test_a_missing_credential_is_named_with_the_command_that_shows_how(
 
 def test_a_connection_failure_names_the_url_and_the_cause(run: Tooldeck, project: Path) -> None:
     port = free_port()  # nothing listens there once the probe is closed
-    adopt(project, {"weather": weather_config(f"http://127.0.0.1:{port}")})
+    adopt(project, {"weather": weather_config(f"http://127.0.0.1:{port}")}, run)
     result = run("run", "weather", "--arg", "city=Lisbon")
     assert result.code == 1
     assert result.err == (
@@ -187,6 +191,7 @@ def test_markup_never_eats_text_from_tools_and_configs(tooldeck: Tooldeck, proje
                 "cli": {"command": ["no-such-program[mcp]"], "actions": {"go": {"args": []}}},
             }
         },
+        tooldeck,
     )
     check = tooldeck("check", "ghost")
     assert check.code == 2
@@ -194,3 +199,20 @@ def test_markup_never_eats_text_from_tools_and_configs(tooldeck: Tooldeck, proje
     listed = tooldeck("list")
     assert "Reads [mcp] and [red]styled[/] text \\x1b[31m" in listed.out
     assert_no_raw_controls(listed.out)
+
+
+def test_trust_shows_what_a_cloned_registry_runs_without_letting_it_drive_the_terminal(
+    tooldeck: Tooldeck, project: Path
+) -> None:
+    """``tooldeck trust`` prints the commands of a registry file that came with a repository:
+    the file's text reaches the terminal through the same safe helpers as everything else."""
+    (project / ".tooldeck").mkdir()
+    hostile = {"adapter_type": "cli", "cli": {"command": ["rm" + HOSTILE], "actions": {"go": {"args": []}}}}
+    (project / ".tooldeck" / "registry.json").write_text(json.dumps({"version": 1, "tools": {"tidy": hostile}}))
+    untrusted = tooldeck("list")
+    assert "tooldeck trust" in untrusted.err
+    assert_no_raw_controls(untrusted.out + untrusted.err)
+    trusted = tooldeck("trust")
+    assert trusted.code == 0, trusted.err
+    assert "tidy (cli): runs 'rm\\x1b]52;c;aGVsbG8=\\x07 done" in trusted.out
+    assert_no_raw_controls(trusted.out + trusted.err)
