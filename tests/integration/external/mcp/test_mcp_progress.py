@@ -62,15 +62,28 @@ TOOLS = textwrap.dedent(
 )
 
 
-async def session_run(app_dir: Path, calls: list[tuple[str, dict[str, Any], bool]]) -> list[dict[str, Any]]:
+async def session_run(
+    app_dir: Path,
+    calls: list[tuple[str, dict[str, Any], bool]],
+    *,
+    freedom: str | None = "high",
+    elicit: Any = None,
+) -> list[dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HOME": str(app_dir), "XDG_CONFIG_HOME": str(app_dir)}
+    env.pop("TOOLDECK_FREEDOM", None)
+    if freedom is not None:  # high: these tools are undeclared (moderate); most tests are about progress only
+        env["TOOLDECK_FREEDOM"] = freedom
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "tools.cli", "serve-mcp", "progress_tools:build", "--app-dir", str(app_dir)],
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "HOME": str(app_dir), "XDG_CONFIG_HOME": str(app_dir)},
+        env=env,
         cwd=app_dir,
     )
     seen: list[dict[str, Any]] = []
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, elicitation_callback=elicit) as session,
+    ):
         await session.initialize()
         for name, arguments, listen in calls:
             reports: list[tuple[float, float | None, str | None]] = []
@@ -113,3 +126,24 @@ def test_an_async_tools_reports_arrive_too(served: list[dict[str, Any]]) -> None
 
 def test_a_client_that_did_not_ask_gets_no_reports_and_the_same_result(served: list[dict[str, Any]]) -> None:
     assert served[2] == {"text": "indexed 2", "error": False, "reports": []}
+
+
+def test_a_call_a_person_approves_through_the_client_reports_progress_too(tmp_path: Path) -> None:
+    """At the default level (medium) the undeclared tool is asked about by elicitation; once the
+    client's user says yes, the call runs and its reports reach the client before the result."""
+    import mcp_types
+
+    (tmp_path / "progress_tools.py").write_text(TOOLS)
+    asked: list[str] = []
+
+    async def yes(context: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"approve": True})
+
+    async def go() -> list[dict[str, Any]]:
+        return await session_run(tmp_path, [("index", {"files": 2}, True)], freedom=None, elicit=yes)
+
+    (index,) = anyio.run(go)
+    assert len(asked) == 1 and "index" in asked[0]
+    assert (index["text"], index["error"]) == ("indexed 2", False)
+    assert [message for _, _, message in index["reports"]] == ["indexed file 1", "indexed file 2", "writing the index"]
