@@ -84,6 +84,21 @@ def test_a_pipeline_run_is_shown_with_its_steps_and_verdicts(tooldeck: Tooldeck,
     assert "      - BLOCKER calc.py:2 still subtracts" in lines
 
 
+def test_a_paused_pipeline_run_says_how_to_resume_it(tooldeck: Tooldeck, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    held = RecordedApproval(call_id="e1", tool="edit", risk="moderate", decision="pending")
+    paused = pipeline_record().model_copy(
+        update={"status": "paused", "steps": [], "verdicts": [], "approvals": [held], "state_file": "/d/p.json"}
+    )
+    save(data, paused)
+    shown = tooldeck("runs", "show", "--data-dir", str(data))
+    assert shown.code == 0, shown.err
+    lines = shown.out.splitlines()
+    assert lines[0] == "pipeline run run_" + "c" * 32 + ": paused"
+    hint = lines.index("waiting for a person's approval; continue with (and the run's own --base-url / --model flags):")
+    assert lines[hint + 1] == "  python -m orchestrator --resume run_" + "c" * 32 + " --approve-call e1"
+
+
 def test_list_filters_and_finds_the_data_directory_from_the_environment(tooldeck: Tooldeck, tmp_path: Path) -> None:
     data = tmp_path / "xdg" / "tooldeck"
     save(data, pipeline_record())
