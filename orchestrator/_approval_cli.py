@@ -1,5 +1,5 @@
 """The approval side of ``python -m orchestrator``: ``--freedom``, ``--approve``, and resuming a
-paused run from a shell (``--resume FILE --approve-call ID --deny-call ID``).
+paused run from a shell (``--resume RUN_ID|FILE --approve-call ID --deny-call ID``).
 
 A run whose calls need a person's approval either asks at the terminal (``--approve ask``
 with a terminal on stdin), or pauses: its state is saved under the data directory
