@@ -82,18 +82,28 @@ def _edit_call() -> dict[str, Any]:
     }
 
 
+def _env(tmp_path: Path, server: ScriptedServer) -> dict[str, str]:
+    """A private data and configuration directory; the scripted server as the model."""
+    return {
+        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "HOME": str(tmp_path / "home"),
+        "TOOLDECK_BASE_URL": server.base_url,
+    }
+
+
+def _fix_add_approved(server: ScriptedServer) -> None:
+    """The coder edits calc.py (a held call at medium), then every step answers; the reviewer approves."""
+    _say(server, _edit_call(), {"content": "Fixed add()."}, {"content": "The tests cover it."})
+    _say(server, {"content": "VERDICT: APPROVE"})
+
+
 def test_without_a_terminal_a_held_call_pauses_the_pipeline_and_resume_finishes_it(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     workspace = _workspace(tmp_path / "ws")
-    env = {
-        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "HOME": str(tmp_path / "home"),
-        "TOOLDECK_BASE_URL": model_server.base_url,
-    }
-    _say(model_server, _edit_call(), {"content": "Fixed add()."}, {"content": "The tests cover it."})
-    _say(model_server, {"content": "VERDICT: APPROVE"})
+    env = _env(tmp_path, model_server)
+    _fix_add_approved(model_server)
     code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace)], env)  # default level: medium
     assert code == 5, err
     assert "Waiting for approval: the coder step (cycle 1) holds 1 tool call(s)" in out
@@ -122,14 +132,8 @@ def test_a_paused_pipeline_is_recorded_and_resumed_by_its_run_id(tmp_path: Path,
     from tools.runs import FileRunStore
 
     workspace = _workspace(tmp_path / "ws")
-    env = {
-        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "HOME": str(tmp_path / "home"),
-        "TOOLDECK_BASE_URL": model_server.base_url,
-    }
-    _say(model_server, _edit_call(), {"content": "Fixed add()."}, {"content": "The tests cover it."})
-    _say(model_server, {"content": "VERDICT: APPROVE"})
+    env = _env(tmp_path, model_server)
+    _fix_add_approved(model_server)
     code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace)], env)
     assert code == 5, err
     store = FileRunStore(tmp_path / "data" / "runs")
@@ -157,12 +161,7 @@ def test_a_paused_pipeline_is_recorded_and_resumed_by_its_run_id(tmp_path: Path,
 
 def test_an_edited_pipeline_state_runs_nothing(tmp_path: Path, model_server: ScriptedServer) -> None:
     workspace = _workspace(tmp_path / "ws")
-    env = {
-        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "HOME": str(tmp_path / "home"),
-        "TOOLDECK_BASE_URL": model_server.base_url,
-    }
+    env = _env(tmp_path, model_server)
     _say(model_server, _edit_call())
     code, out, _ = run(["--pipeline", "fix add", "--workspace", str(workspace), "--json"], env)
     assert code == 5
