@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli, _cli_options
@@ -27,18 +28,24 @@ from orchestrator._exit import (
 )
 from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
 from orchestrator.agents.paused import is_pipeline_state
-from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
+from orchestrator.graph import AgentRun, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
-from orchestrator.graph.claims import CLAIMS_FILE
+from orchestrator.graph.claims import claims_beside
 from orchestrator.llm import ChatModelError
-from orchestrator.service import OrchestratorService, ServiceConfigError, approval_policy, build_chat_model
+from orchestrator.service import (
+    OrchestratorService,
+    ServiceConfigError,
+    approval_policy,
+    build_chat_model,
+    result_budget,
+)
 from orchestrator.settings import Settings
 from tools._terminal import cli_logging, dumps_for_terminal, level_for, print_safe
 from tools.errors import TooldeckError
 
 if TYPE_CHECKING:
     from orchestrator._progress import ProgressView
-    from tools.approvals import StateSigner
+    from tools.approvals import ApprovalsBackend, StateSigner
     from tools.store import RegistryService
 
 __all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
@@ -80,7 +87,8 @@ environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
 TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
 TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
 TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, TOOLDECK_STREAM,
-TOOLDECK_FREEDOM, BRAVE_API_KEY, SEARXNG_URL (flags win over the environment).
+TOOLDECK_FREEDOM, TOOLDECK_DATABASE_URL, TOOLDECK_EXECUTOR, TOOLDECK_RAY_ADDRESS,
+BRAVE_API_KEY, SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -130,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="send OpenAI strict tool schemas (default: only to api.openai.com)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("threads", "ray"),
+        help="where the compute tools run: threads here (default) or a Ray cluster (see --ray-address)",
+    )
+    parser.add_argument(
+        "--ray-address", metavar="ADDR", help="the Ray cluster for --executor ray (default: a local Ray)"
     )
     parser.add_argument("--no-trace", action="store_true", help="print only the answer")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
@@ -265,6 +281,8 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
         "agent": args.agent,
         "routing_config": args.routing_config,
         "freedom": args.freedom,
+        "executor": args.executor,
+        "ray_address": args.ray_address,
     }
     return Settings.from_env(env, **flags)
 
@@ -313,7 +331,7 @@ def _pipeline(
     or ``--resume`` of a paused pipeline (``resume``, its state). Recorded like agent runs."""
     from orchestrator.agents import PipelineState
     from orchestrator.runlog import RunLog
-    from tools.approvals import ApprovalsStore, StateSigner
+    from tools.approvals import StateSigner
 
     if args.question:
         return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
@@ -337,14 +355,14 @@ def _pipeline(
                 "server, e.g. llama.cpp's), or set TOOLDECK_BASE_URL and TOOLDECK_MODEL"
             )
         model = build_chat_model(settings)
-        policy = approval_policy(settings, ApprovalsStore.from_env(env))  # a resume too: never the state's
+        policy = approval_policy(settings, _approvals(env, settings))  # a resume too: never the state's
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     args.max_subagent_iterations = settings.max_subagent_iterations
     build = None if settings.base_url is None else (lambda name: build_chat_model(settings, name))
     saved = PipelineState(
         StateSigner.from_env(env),
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        claims=claims_beside(policy.store),
         directory=settings.data_dir / _approval_cli.PAUSED_DIR,
     )
     store = _cli_options.run_store(args, env, settings.data_dir)
@@ -369,11 +387,9 @@ def _service(
     signer: StateSigner,
 ) -> OrchestratorService:
     """The service of this invocation: your --registry tools (the ones ``--model test`` calls),
-    the approvals file, the terminal approver (``--approve ask`` on a terminal), the claim
-    ledger and the run records in the data directory, the user's state key, the progress
-    display on a terminal."""
-    from tools.approvals import ApprovalsStore
-
+    the approvals (a file, or the database of ``TOOLDECK_DATABASE_URL``; the resume claims
+    live beside them), the terminal approver (``--approve ask`` on a terminal), the run
+    records, the user's state key, the result budget, the progress display on a terminal."""
     own = _cli_options.own_registries(args.registry, args.app_dir)
     return OrchestratorService(
         settings,
@@ -382,10 +398,11 @@ def _service(
         builtins=not args.no_builtins,
         workspace=args.workspace,
         adopted_tools=None if args.no_builtins else _adopted_tools(env, stderr),
-        approvals=ApprovalsStore.from_env(env),
+        approvals=_approvals(env, settings),
+        budget=result_budget(settings),
+        mcp_roots=[Path.cwd()],
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
         state_signer=signer,
         hooks=_cli_options.progress_view(args, stderr, "the model"),
         runs=_cli_options.run_store(args, env, settings.data_dir),
@@ -409,6 +426,14 @@ def _progress(service: OrchestratorService, stderr: TextIO) -> Iterator[Progress
     finally:
         logging.getLogger().removeHandler(handler)
         cli_logging(logging.getLogger().level, stderr)
+
+
+def _approvals(env: Mapping[str, str], settings: Settings) -> ApprovalsBackend:
+    """The user's approvals file, or the approvals in ``TOOLDECK_DATABASE_URL``'s database."""
+    from tools.approvals import open_approvals_store
+
+    url = settings.database_url
+    return open_approvals_store(env, database_url=url.get_secret_value() if url is not None else None)
 
 
 def _report(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays
 
     from orchestrator.graph.hooks import RunHooks
     from tools.approvals import ApprovedCall
+    from tools.artifacts import ResultBudget
 
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
 
@@ -142,6 +143,7 @@ class ToolsNode:
         max_abandoned: int | None = None,
         name: str = "tools",
         hooks: RunHooks | None = None,
+        budget: ResultBudget | None = None,
     ) -> None:
         """Configure the node.
 
@@ -157,6 +159,10 @@ class ToolsNode:
             name: The node's name in traces and graphs.
             hooks: Told when each call starts, reports progress (``tools.progress``) and
                 ends (`orchestrator.graph.hooks.RunHooks`); None: no hooks, no cost.
+            budget: A result budget (`tools.artifacts.ResultBudget`): a successful result
+                over its call's budget is stored as an artifact and the model is shown its
+                start, size and handle (``read_artifact``/``search_artifact`` read the
+                rest) instead of a cut; None: results are cut to ``max_output_chars``.
 
         Raises:
             ValueError: For ``max_parallel < 1``, ``max_output_chars < 512``, a
@@ -175,6 +181,7 @@ class ToolsNode:
         self._max_parallel = max_parallel
         self._max_output_chars = max_output_chars
         self._call_timeout = call_timeout
+        self._budget = budget
         self.name = name
         self.hooks = hooks
         self._pool: DaemonPool | None = None
@@ -464,7 +471,10 @@ class ToolsNode:
 
     def _content(self, call: PendingCall, result: ToolResult) -> tuple[str, bool, ToolResult]:
         try:
-            text, truncated = encode_view(model_view(result), self._max_output_chars)
+            view = model_view(result)
+            stored = self._budget.apply(view, call.name) if self._budget is not None else None
+            text, truncated = encode_view(stored or view, self._max_output_chars)
+            truncated = truncated or stored is not None
         except (TypeError, ValueError, RecursionError) as exc:
             _log.error("tool %r returned a result that is not JSON: %s", shown_name(call.name), type(exc).__name__)
             result = ToolResult.failure(

@@ -24,6 +24,7 @@ EXPECTED = {
     "OpenAIChatModel",
     "OrchestratorService",
     "PausedRun",
+    "PostgresClaimStore",
     "ResumeError",
     "RunHooks",
     "RunStatus",
@@ -72,6 +73,7 @@ GRAPH = {
     "ModelFinished",
     "ModelStarted",
     "PausedRun",
+    "PostgresClaimStore",
     "ResumeError",
     "RunHooks",
     "RunStatus",
@@ -83,6 +85,7 @@ GRAPH = {
     "ToolRunner",
     "ToolStarted",
     "ToolsNode",
+    "claims_beside",
     "run_agent",
     "state_from_json",
 }
