@@ -160,8 +160,8 @@ class OrchestratorService:
             hooks: Told about each model turn and tool call as it happens (a progress display).
             runs: Where each run is recorded (`tools.runs.RunStore`; None: not recorded).
             budget: A result budget (see `result_budget`): oversized results become artifacts
-                that ``read_artifact``/``search_artifact`` (registered here) read; None:
-                results are cut.
+                that ``read_artifact``/``search_artifact`` (registered here) read; None, or
+                ``builtins=False``: results are cut.
             mcp_roots: The workspace directories MCP servers are given as roots. The MCP
                 servers of adopted tools may also ask for sampling (answered by this
                 service's model, gated by ``approvals``' level and ``approver``) and for
@@ -199,10 +199,13 @@ class OrchestratorService:
         try:
             self._cluster = self._build_executor()
             self._register_tools(tools)
+            if not builtins:
+                budget = None  # only the caller's tools: results are cut, nothing reads them back
+            self._helpers: frozenset[str] = frozenset()
             if budget is not None:
                 from tools.artifacts import register_artifact_tools
 
-                register_artifact_tools(self.registry, budget)
+                self._helpers = frozenset(register_artifact_tools(self.registry, budget))
             self.tools = self._tools_for_agent()
             every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
@@ -288,7 +291,7 @@ class OrchestratorService:
             view = self.registry.for_agent(agent, router, policy=self.policy)
         except RoutingConfigError as exc:
             raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
-        if not view.names():
+        if not set(view.names()) - self._helpers:  # read_artifact alone is no tool to work with
             raise ServiceConfigError(no_tools_message(agent, router, self.registry))
         return view
 
