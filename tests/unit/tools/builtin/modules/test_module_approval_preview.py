@@ -194,3 +194,28 @@ def test_the_old_names_show_the_same_code_and_are_bound_to_it(tmp_path: Path, as
     assert "no longer what a person approved" in result.error.message
     versions = _call(registry, "module_admin", "list_versions", module_id=module_id).data
     assert versions["active_version"] == "v1" and len(versions["versions"]) == 1
+
+
+def test_rollback_and_enable_show_the_code_they_serve(
+    gated: tuple[LocalToolRegistry, ModuleToolkit], asked: Asked
+) -> None:
+    registry, _ = gated
+    module_id = _install(registry)
+    changed = RUNS_ADAPTER.replace("timeout=5", "timeout=9")
+    _call(registry, "module_pipeline", "write_code", module_id=module_id, adapter_code=changed)
+    attestation = attestation_of(registry.call_tool("module_pipeline", action="validate", module_id=module_id))
+    _call(registry, "module_pipeline", "install", module_id=module_id, validation_attestation=attestation)
+    _call(registry, "module_admin", "rollback_version", module_id=module_id, target_version_id="v1")
+    rollback = asked.last("module_admin", "rollback_version").preview
+    assert rollback is not None
+    assert rollback.startswith(
+        "Module 'run_log': version v1 against the active version v2 (1 file(s) changed: adapter.py)."
+    )
+    assert '-            response = self.http_session().get(config["base_url"], headers=headers, timeout=9)' in rollback
+    assert '+            response = self.http_session().get(config["base_url"], headers=headers, timeout=5)' in rollback
+    _call(registry, "module_admin", "enable", module_id=module_id)
+    enable = asked.last("module_admin", "enable").preview
+    assert enable is not None
+    assert enable.startswith("Enabling module 'run_log' serves its active version v1: the whole code (")
+    assert "--- /dev/null\n+++ b/adapter.py\n" in enable
+    assert '+            response = self.http_session().get(config["base_url"], headers=headers, timeout=5)' in enable
