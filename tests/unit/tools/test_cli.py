@@ -207,6 +207,24 @@ def test_edited_entry_needs_reapproval(env: dict[str, str], tmp_path: Path, caps
     assert described["needs_reapproval"] is True and described["approved"] is False
 
 
+def test_describe_says_whether_a_person_approved_the_tool(
+    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unchanged adoption is not an approval: describe said "(approved)" for a tool that
+    ``tooldeck run`` then refused as not approved."""
+    (tmp_path / "tool.json").write_text(json.dumps(HTTP_TOOL))
+    run(capsys, env, "adopt", "--from-file", str(tmp_path / "tool.json"))
+    code, out, err = run(capsys, env, "describe", "weather")
+    assert code == 0, err
+    assert "(unchanged since adoption)\n" in out and "(approved)" not in out
+    assert "approval  none: it asks where the freedom level says; approve it with: tooldeck approve weather\n" in out
+    assert json.loads(run(capsys, env, "describe", "weather", "--json")[1])["approved_to_run"] is False
+    assert run(capsys, env, "approve", "weather")[0] == 0
+    code, out, err = run(capsys, env, "describe", "weather")
+    assert "approval  approved for moderate calls: runs without asking until it changes\n" in out
+    assert json.loads(run(capsys, env, "describe", "weather", "--json")[1])["approved_to_run"] is True
+
+
 def test_trust_shows_what_the_file_declares_before_it_becomes_yours(
     env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
