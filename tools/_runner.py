@@ -85,7 +85,9 @@ class ToolEntry:
         manual: ToolManual | None = self.__dict__.get("_manual")
         if manual is None:
             given = self.given_manual
-            manual = self.__dict__["_manual"] = (given or self.tool.get_manual()).renamed(self.name)
+            own = self.tool.get_manual()
+            # The operator's manual wins field by field; what it leaves undeclared is the author's.
+            manual = self.__dict__["_manual"] = (own if given is None else given.completed_from(own)).renamed(self.name)
         return manual
 
     def breaker_for(self, action: str | None = None) -> CircuitBreaker:

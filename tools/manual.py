@@ -325,6 +325,29 @@ class ToolManual(BaseModel):
         fields = {f: "operator" for f in ("risk", "category", "mutating") if getattr(origin, f) == "author"}
         return self.model_copy(update={"origin": origin.model_copy(update=fields)}) if fields else self
 
+    def completed_from(self, author: ToolManual) -> ToolManual:
+        """This manual (the operator's) with what it left undeclared taken from ``author``
+        (the tool's own manual) where that declared it.
+
+        Precedence is per field: the operator, then the author, then the fail-closed
+        default. An operator who declares only a category keeps the author's risk (with its
+        per-action risks) and ``mutating``: their declaration never guesses risk down.
+        """
+        fields: tuple[Literal["risk", "category", "mutating"], ...] = ("risk", "category", "mutating")
+        inherited = [f for f in fields if not self.origin.declared(f) and author.origin.declared(f)]
+        if not inherited:
+            return self
+        update: dict[str, Any] = {f: getattr(author, f) for f in inherited}
+        if "risk" in inherited and author.actions:
+            actions = author.actions
+            if self.origin.declared("mutating"):  # the operator's word on mutating covers every action
+                actions = tuple(a.model_copy(update={"mutating": self.mutating}) for a in actions)
+            update["actions"] = actions
+        notes = author.origin.notes if "risk" in inherited else self.origin.notes
+        origins: dict[str, Any] = {f: getattr(author.origin, f) for f in inherited}
+        origin = self.origin.model_copy(update={**origins, "notes": notes})
+        return ToolManual.model_validate({**self.model_dump(exclude={"origin", "actions"}), **update, "origin": origin})
+
     def with_declarations(
         self,
         *,

@@ -73,10 +73,12 @@ class CliContext:
         return RegistryStore.from_env(self.env, project_dir=self.project_dir)
 
     def catalog(self) -> ToolCatalog:
-        """The project's catalog."""
+        """The project's catalog (the user's own only when they created it)."""
         from tools.store.catalog import ToolCatalog
 
-        return ToolCatalog(self.catalog_path or self.tooldeck_dir / "catalog.sqlite3", env=self.env)
+        path = self.catalog_path or self.tooldeck_dir / "catalog.sqlite3"
+        # A catalog that came with the directory (cloned, copied) runs and adopts nothing.
+        return ToolCatalog(path, env=self.env, owners=self.store().trust)
 
     def registry_service(self, *, with_catalog: bool = True) -> RegistryService:
         """The registry service (closed when the command ends)."""

@@ -187,6 +187,7 @@ def describe(
         "approved": not _changed(config),
         "needs_reapproval": _changed(config),
     }
+    approval_line = _approval(ctx, config.id, doc)
     doc = redactor_for([config], service.builder.env).data(doc)
     if as_json:
         print_json(doc)
@@ -197,11 +198,28 @@ def describe(
     out = console()
     title = f"{config.id} ({config.adapter_type}, {doc['scope']} registry)"
     out.print(Panel(Syntax(json.dumps(doc["config"], indent=2), "json", word_wrap=True), title=title))
-    for line in manual_lines(manual):
-        out.print(line)  # plain text: the console reads no markup, so brackets stay as written
+    for line in manual_lines(manual):  # plain text: the console reads no markup, so brackets stay as written
+        out.print(line, soft_wrap=True)  # never cut: a sentence or a command stays on its line
     out.print(f"capabilities {', '.join(manual.capabilities) or '-'}")
-    state_line = "changed since adoption: adopt it again to approve" if doc["needs_reapproval"] else "approved"
+    state_line = "changed since adoption: adopt it again" if doc["needs_reapproval"] else "unchanged since adoption"
     out.print(f"version {doc['version_hash'][:16]} ({state_line})")
+    out.print(approval_line, soft_wrap=True)
+
+
+def _approval(ctx: typer.Context, tool_id: str, doc: dict[str, Any]) -> str:
+    """Whether a person approved the tool's current version (sets ``doc["approved_to_run"]``);
+    an unchanged adoption is no approval."""
+    from tools.cli.approve_cmds import approvals_store
+
+    stored = approvals_store(state(ctx)).get(tool_id)
+    doc["approved_to_run"] = stored is not None and stored.version_hash == doc["version_hash"]
+    approve = f"approve it with: tooldeck approve {tool_id}"
+    if stored is None:
+        return f"approval  none: it asks where the freedom level says; {approve}"
+    if not doc["approved_to_run"]:
+        return f"approval  given for an earlier version: it asks again; {approve}"
+    covers = f" for {stored.risk} calls" if stored.risk is not None else ""
+    return f"approval  approved{covers}: runs without asking until it changes"
 
 
 def _masked(settings: dict[str, Any]) -> dict[str, Any]:
@@ -301,14 +319,15 @@ def adopt(  # noqa: PLR0917 - typer maps parameters to options
         markup=True,
     )
     for line in manual_lines(manual):
-        out.print("  " + line)
+        out.print("  " + line, soft_wrap=True)
     if declared is None:
         again = shlex.join([catalog_id]) if catalog_id is not None else f"--from-file {shlex.quote(str(from_file))}"
         out.print(
             f"  declare what you know of it: tooldeck adopt {again} --id {config.id} --replace "
-            "[--risk R] [--category C] [--read-only]"
+            "[--risk R] [--category C] [--read-only]",
+            soft_wrap=True,  # a command to copy: never cut in two
         )
-    out.print(f"  try: tooldeck check {config.id}   then: tooldeck run {config.id} --params '{{...}}'")
+    out.print(f"  try: tooldeck check {config.id}   then: tooldeck run {config.id} --params '{{...}}'", soft_wrap=True)
 
 
 def _config_file(path: Path) -> ToolConfig:

@@ -3,7 +3,9 @@
 A project's ``.tooldeck/registry.json`` can declare tools that run programs; it arrives with a
 cloned repository. Like ``direnv allow``, tooldeck uses it only after ``tooldeck trust``, and
 only as it was then (the SHA-256 of its bytes, kept in the user's configuration): any change
-asks again. ``trust`` prints what each tool runs, so what is trusted is on screen.
+asks again. ``trust`` prints what each tool runs and what the file declares about it (its
+risk, read-only flag, category, a trusted MCP server: the user's own declarations from then
+on), so what is trusted is on screen.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def trust(
         )
         return
     lines = [f"trusted {trusted.path} (sha256 {str(trusted.sha256)[:12]}): its {len(tools)} tool(s) are used now:"]
-    lines += [f"  {tool['id']} ({tool['adapter_type']}): {tool['runs']}" for tool in tools]
+    lines += [_line(tool) for tool in tools]
     lines.append("any change to the file asks again; withdraw it with: tooldeck trust --revoke")
     say("\n".join(lines))
 
@@ -98,8 +100,29 @@ def _revoke(ctx: typer.Context, as_json: bool) -> None:
         say(f"no longer trusted: {store.project_path}; its tools are not used until you run: tooldeck trust")
 
 
+def _line(tool: dict[str, Any]) -> str:
+    declares = f"; declares {', '.join(tool['declares'])}" if tool["declares"] else ""
+    return f"  {tool['id']} ({tool['adapter_type']}): {tool['runs']}{declares}"
+
+
+def _declarations(config: ToolConfig) -> list[str]:
+    """What the file declares about a tool: trusted, these become the user's own declarations
+    (a program declared ``safe`` runs without asking at level medium)."""
+    manual, said = config.manual, []
+    if manual.risk is not None:
+        said.append(f"risk {manual.risk}")
+    if manual.mutating is not None:
+        said.append("mutating" if manual.mutating else "read-only")
+    if manual.category is not None:
+        said.append(f"category {manual.category.value}")
+    if config.mcp is not None and config.mcp.trusted:
+        said.append("its server trusted (its hints may lower risk)")
+    return said
+
+
 def _described(config: ToolConfig) -> dict[str, Any]:
-    """What a person reviews of one tool: its id, kind and what it runs or reaches."""
+    """What a person reviews of one tool: its id, kind, what it runs or reaches, and what the
+    file declares about it."""
     runs: str
     if config.cli is not None:
         runs = "runs " + shlex.join(config.cli.command)
@@ -111,4 +134,4 @@ def _described(config: ToolConfig) -> dict[str, Any]:
         runs = f"calls {config.http.base_url}"
     else:  # pragma: no cover - a config has exactly one adapter
         runs = "?"
-    return {"id": config.id, "adapter_type": config.adapter_type, "runs": runs}
+    return {"id": config.id, "adapter_type": config.adapter_type, "runs": runs, "declares": _declarations(config)}

@@ -165,8 +165,13 @@ class ToolSearchTool(BaseTool[ToolSearchRequest, dict[str, Any]]):
     manual = ToolManual(
         name="tool_search",
         display_name="Tool search",
-        description="Find and load the agent's tools by query.",
+        description=(
+            "Finds the agent's own tools by query and makes them callable: it reads the tool list "
+            "and changes nothing outside this view, so it is safe."
+        ),
         category=ToolCategory.SEARCH,
+        risk="safe",
+        mutating=False,
         capabilities=("tool_search",),
     )
 

@@ -4,25 +4,39 @@ Sources (:mod:`tools.store.sources`) are remembered in the database, so ``sync()
 every one of them. A source that fails keeps its previous entries and records the error; the
 others are refreshed anyway. Text search uses SQLite FTS5 (ranked by BM25) when the SQLite
 library has it, else a plain ``LIKE`` match.
+
+A catalog file can come with a directory (a cloned repository, an archive), and its
+remembered sources start programs (an MCP server's command, every binary of a directory).
+Given the user's :class:`~tools.store.trust.TrustStore` (``owners=``), a catalog is the user's
+only when it was created by them: creating one writes a random owner token into it and records
+its hash in the user's trust file. Another catalog can be searched, but its sources are not
+run and its entries are not adopted (:meth:`ToolCatalog.require_own`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import re
+import secrets
+import shlex
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter, ValidationError
 
 from tools.store.errors import CatalogError, UnknownCatalogEntryError
 from tools.store.sources import CatalogEntry, CatalogSource, normalize_capability
+
+if TYPE_CHECKING:
+    from tools.store.trust import TrustStore
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +53,7 @@ CREATE TABLE IF NOT EXISTS entries (
     entry TEXT NOT NULL, last_seen TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_source ON entries(source);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _FTS = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5("
@@ -90,6 +105,9 @@ class ToolCatalog:
         env: The environment sources run with (``PATH`` for servers and binaries, credentials
             for MCP servers over HTTP); pass ``os.environ`` at the entry point.
         clock: Current time (injectable for tests).
+        owners: The user's trust file (``tooldeck`` passes it): a catalog they did not
+            create is then refused to :meth:`sync`, :meth:`add_source` and adoption
+            (:meth:`require_own`). None: every catalog is the caller's own.
     """
 
     def __init__(
@@ -98,17 +116,21 @@ class ToolCatalog:
         *,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        owners: TrustStore | None = None,
     ) -> None:
         self.path = Path(path)
         self._env = dict(env or {})
         self._clock = clock
         self._fts: bool | None = None
+        self._owners = owners
+        self._opened = False
 
     def __repr__(self) -> str:
         return f"ToolCatalog({str(self.path)!r})"
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
+        creating = not self._opened and not self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30.0)
@@ -117,6 +139,10 @@ class ToolCatalog:
         with closing(conn):
             try:
                 conn.executescript(_SCHEMA)
+                if not self._opened:
+                    self._opened = True
+                    if creating:
+                        self._claim(conn)
                 if self._fts is None:
                     try:
                         conn.execute(_FTS)
@@ -130,10 +156,53 @@ class ToolCatalog:
                     f"catalog {self.path}: {exc}; remove the file and run 'tooldeck catalog sync' again"
                 ) from None
 
+    # ------------------------------------------------------------------ ownership
+
+    def _claim(self, conn: sqlite3.Connection) -> None:
+        """Record a catalog this process created as the user's (with ``owners``)."""
+        if self._owners is None:
+            return
+        with conn:
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('owner', ?)", (secrets.token_hex(32),))
+        token = conn.execute("SELECT value FROM meta WHERE key = 'owner'").fetchone()[0]  # a racing creator's
+        self._owners.trust(self.path, _digest(token))
+
+    def is_own(self) -> bool:
+        """True when the user created this catalog (always, without ``owners``)."""
+        if self._owners is None:
+            return True
+        with self._db() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'owner'").fetchone()
+        record = self._owners.get(self.path)
+        return row is not None and record is not None and record.sha256 == _digest(str(row[0]))
+
+    def require_own(self, doing: str = "use it") -> None:
+        """Refuse a catalog the user did not create before running or adopting anything of it.
+
+        Args:
+            doing: What was refused, for the message (``"adopt from it"``).
+
+        Raises:
+            CatalogError: the catalog came with the directory (cloned, copied, unpacked).
+        """
+        if self.is_own():
+            return
+        raise CatalogError(
+            f"catalog {self.path} was not created by you (it came with this directory: a cloned repository, "
+            f"a copy or an archive), so tooldeck will not {doing}: its remembered sources start programs and "
+            f"its entries can run anything. Remove it (rm {shlex.quote(str(self.path))}) and add the sources you "
+            "want: tooldeck catalog sync --mcp NAME=COMMAND (or --manuals, --binaries)"
+        )
+
     # ------------------------------------------------------------------ sources
 
     def add_source(self, source: CatalogSource) -> None:
-        """Remember ``source`` (replacing one with the same name); :meth:`sync` fills it."""
+        """Remember ``source`` (replacing one with the same name); :meth:`sync` fills it.
+
+        Raises:
+            CatalogError: the catalog is not the user's (see :meth:`require_own`).
+        """
+        self.require_own("add a source to it")
         spec = source.model_dump_json()
         with self._db() as db:
             db.execute(
@@ -164,8 +233,10 @@ class ToolCatalog:
             progress: Called with (source name, index, total, done) around each source.
 
         Raises:
-            CatalogError: a name in ``names`` is not a remembered source.
+            CatalogError: a name in ``names`` is not a remembered source, or the catalog is
+                not the user's (see :meth:`require_own`): no source is run.
         """
+        self.require_own("run its remembered sources")
         sources = self.sources()
         if names is not None:
             unknown = sorted(set(names) - {s.name for s in sources})
@@ -303,6 +374,10 @@ class ToolCatalog:
         with self._db() as db:
             rows = self._match(db, [w.lower() for w in words], " AND ", limit)
         return [_entry(r[0]) for r in rows]
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _entry(raw: str) -> CatalogEntry:

@@ -222,6 +222,7 @@ class RegistryService:
             return tool.template, tool.catalog_id
         if self.catalog is None:
             raise StoreError(f"cannot adopt {tool[:100]!r}: no catalog is configured")
+        self.catalog.require_own("adopt from it")
         entry = self.catalog.get(tool)
         return entry.template, entry.catalog_id
 

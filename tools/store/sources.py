@@ -101,6 +101,10 @@ class ManualFileSource(_Source):
     ``tool_call_template`` with ``call_template_type: "http"``, ``url`` (``{placeholders}``
     allowed), ``http_method`` and optionally ``auth: {"auth_type": "api_key", "api_key":
     "$VAR", "var_name": "X-Api-Key"}`` (the secret stays in the environment variable).
+
+    The file is a third party's word: an entry's ``manual`` (category, risk, mutating) is
+    kept as its ``hints``, never as the operator's declarations, and an MCP entry's
+    ``trusted`` flag is dropped (only the operator trusts a server, in the registry file).
     """
 
     kind: Literal["manuals"] = "manuals"
@@ -144,6 +148,9 @@ class ManualFileSource(_Source):
             fields = {k: v for k, v in item.items() if k not in ("tags", "manual")}
             if item.get("manual") is not None:
                 fields["hints"] = _claimed(item["manual"])
+            if isinstance(fields.get("mcp"), dict):
+                # Only the operator trusts a server; a file cannot vouch for the one it names.
+                fields["mcp"] = {k: v for k, v in fields["mcp"].items() if k != "trusted"}
             raw_id = str(item.get("id") or item.get("name") or "")
             template = ToolConfig.model_validate({**fields, "id": sanitize_tool_name(raw_id)})
             return self._entry(template, raw_id, tuple(item.get("tags") or ()))

@@ -15,8 +15,13 @@ QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("agent", [[], ["--agent", "main"]])
-def test_the_quickstart_answers_at_medium_without_asking(tmp_path: Path, agent: list[str]) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["--agent", "main"], ["--freedom", "medium"]],
+    ids=["as-the-readme-says", "main-agent", "medium-given"],
+)
+def test_the_quickstart_answers_at_medium_without_asking(tmp_path: Path, flags: list[str]) -> None:
+    """With no flag at all (the README's command) the default level applies: medium."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path / "home"),
@@ -26,7 +31,7 @@ def test_the_quickstart_answers_at_medium_without_asking(tmp_path: Path, agent: 
         "PYTHONPATH": str(REPO_ROOT),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "--freedom", "medium", *agent, QUESTION],
+        [sys.executable, "-m", "orchestrator", *flags, QUESTION],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

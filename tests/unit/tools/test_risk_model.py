@@ -225,3 +225,66 @@ def test_an_approval_covers_calls_up_to_the_risk_it_was_given_for(tmp_path: Any)
     check = view.check_approval("peek", {"target": "x"})
     assert check is not None and check.needs_approval
     assert check.reason == "'peek' was approved for moderate calls only; a person must approve this dangerous call"
+
+
+def _box() -> Any:
+    from pydantic import BaseModel
+
+    from tools.composite import ActionStrategy, CompositeTool
+
+    class Target(BaseModel):
+        target: str = ""
+
+    class Look(ActionStrategy[Target]):
+        action_name, description, risk, mutating = "look", "Look at it.", "safe", False
+
+        def execute(self, request: Target) -> str:
+            return "looked"
+
+    class Burn(ActionStrategy[Target]):
+        action_name, description, risk, mutating = "burn", "Burn it.", "dangerous", True
+
+        def execute(self, request: Target) -> str:
+            return "burned"
+
+    class Box(CompositeTool):
+        name, description = "box", "A box."
+
+        def __init__(self) -> None:
+            super().__init__([Look(), Burn()])
+
+    return Box()
+
+
+def test_an_operator_manual_that_declares_no_risk_keeps_the_authors() -> None:
+    """Attaching a manual to place a tool (a category) once dropped the author's risks: a
+    ``dangerous`` action then ran at level ``high`` without asking."""
+    registry = LocalToolRegistry(policy=ApprovalPolicy("high"))
+    registry.register(_box(), manual=ToolManual(name="box", category=ToolCategory.FILE_READ))
+    manual = registry.get_manual("box")
+    assert manual is not None
+    assert (manual.risk, manual.risk_for("look"), manual.risk_for("burn")) == ("dangerous", "safe", "dangerous")
+    assert (manual.origin.risk, manual.origin.category, manual.origin.mutating) == ("author", "operator", "author")
+    refused = registry.call_tool("box", action="burn")
+    assert refused.error is not None and refused.error.type == "permission_denied"
+    assert registry.call_tool("box", action="look").ok
+    # the operator's own words still win, field by field
+    calm = LocalToolRegistry(policy=ApprovalPolicy("high"))
+    calm.register(_box(), manual=ToolManual(name="box", risk="moderate", mutating=False))
+    declared = calm.get_manual("box")
+    assert declared is not None and (declared.risk, declared.mutating, declared.actions) == ("moderate", False, ())
+    assert calm.call_tool("box", action="burn").ok
+    read_only = LocalToolRegistry()
+    read_only.register(_box(), manual=ToolManual(name="box", category=ToolCategory.FILE_READ, mutating=False))
+    flagged = read_only.get_manual("box")
+    assert flagged is not None and (flagged.risk_for("burn"), flagged.read_only_declared) == ("dangerous", True)
+
+
+def test_a_plain_tools_declared_risk_survives_an_operator_category() -> None:
+    author = ToolManual(name="frob", risk="dangerous", mutating=True, category=ToolCategory.EXECUTION)
+    operator = ToolManual(name="frob", category=ToolCategory.FILE_READ).declared_by_operator()
+    merged = operator.completed_from(author)
+    assert (merged.risk, merged.mutating, merged.category) == ("dangerous", True, ToolCategory.FILE_READ)
+    assert (merged.origin.risk, merged.origin.mutating, merged.origin.category) == ("author", "author", "operator")
+    undeclared = ToolManual(name="wipe").completed_from(ToolManual(name="frob"))  # nothing to take
+    assert (undeclared.risk, undeclared.origin.risk) == ("dangerous", "name")

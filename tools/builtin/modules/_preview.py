@@ -1,8 +1,10 @@
-"""The approval previews of ``install`` and ``promote_draft``: the code a person approves.
+"""The approval previews of the actions that change the served code: what a person approves.
 
-Both actions make a module's files the served code. A person asked to approve one is shown
-the unified diff of those files against the module's active version, or every file of a
-module installed for the first time (see :mod:`tools.approvals.preview`).
+``install``, ``promote_draft`` and ``rollback_version`` make a module's files the served
+code: a person asked to approve one is shown the unified diff of those files against the
+module's active version, or every file of a module installed for the first time.
+``enable`` starts serving the active version: its whole code is shown (see
+:mod:`tools.approvals.preview`).
 """
 
 from __future__ import annotations
@@ -37,3 +39,22 @@ def code_change(
         f"({len(changed)} file(s) changed: {', '.join(changed) or 'none'})."
     )
     return files_diff(active, files, label=label)
+
+
+def served_code(store: ModuleStore, versions: VersionManager, module_id: str) -> str:
+    """The code that enabling ``module_id`` starts serving: every file of its active version.
+
+    Args:
+        store: The module store (its index names the active version).
+        versions: The installed versions (the active one's files are verified).
+        module_id: The module.
+    """
+    entry = store.entry(module_id)
+    if entry is None:
+        return f"Module {module_id!r} is not installed: enable will refuse (nothing would be served).\n"
+    files = versions.files(module_id, entry.active_version)
+    label = (
+        f"Enabling module {module_id!r} serves its active version {entry.active_version}: "
+        f"the whole code ({len(files)} file(s))."
+    )
+    return files_diff(None, files, label=label)

@@ -124,6 +124,12 @@ class EnableModule(ActionStrategy[ModuleIdRequest]):
         self._credentials = credentials
         self._adapters = adapters
 
+    def approval_preview(self, request: ModuleIdRequest) -> str:
+        """What a person approves: the code of the version enabling starts serving."""
+        from tools.builtin.modules._preview import served_code
+
+        return served_code(self._store, self._versions, request.module_id)
+
     def execute(self, request: ModuleIdRequest) -> dict[str, Any]:
         """Set the flag, then report whether the module loads."""
         module_id = _installed(self._store, request.module_id)

@@ -239,6 +239,15 @@ class RollbackVersion(ActionStrategy[RollbackRequest]):
         self._store = store
         self._versions = versions
 
+    def approval_preview(self, request: RollbackRequest) -> str:
+        """What a person approves: the version's code against the module's active version."""
+        from tools.builtin.modules._preview import code_change
+
+        module_id = self._store.require(request.module_id)
+        files = self._versions.files(module_id, request.target_version_id)
+        source = f"version {request.target_version_id}"
+        return code_change(self._store, self._versions, module_id, files, source=source)
+
     def execute(self, request: RollbackRequest) -> dict[str, Any]:
         """Verify the version's files, then switch the index to it."""
         module_id = self._store.require(request.module_id)

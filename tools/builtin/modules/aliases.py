@@ -225,6 +225,20 @@ class ModuleAliasTool(BaseTool[BaseModel, ToolResult]):
         result = self._target.execute(action=self.alias.action, **arguments)
         return result.with_metadata(alias_of=self._target.name, action=self.alias.action)
 
+    def approval_preview(self, request: BaseModel) -> str | None:
+        """What the target's action would change, shown to the person asked to approve the
+        call (``install_module`` and ``promote_draft``: the code diff), exactly as the new
+        tool shows it; None when the action shows nothing (:mod:`tools.approvals.preview`)."""
+        try:
+            call = self._target.validate_input(action=self.alias.action, **request.model_dump(exclude_none=True))
+        except InvalidArgumentsError:  # the call itself will be refused for them
+            return None
+        hook = getattr(getattr(call, "strategy", None), "approval_preview", None)
+        if not callable(hook):
+            return None
+        preview = hook(getattr(call, "request", call))
+        return None if preview is None else str(preview)
+
 
 def module_alias_tools(*, pipeline: BaseTool[Any, Any], admin: BaseTool[Any, Any]) -> list[ModuleAliasTool]:
     """One alias tool per old name (register each one)."""

@@ -102,6 +102,15 @@ def test_every_builtin_tool_ships_a_manual_that_declares_its_risk() -> None:
         assert (manual.origin.risk, manual.origin.category, manual.origin.mutating) == ("author",) * 3
 
 
+def test_tool_search_declares_that_it_only_reads_the_agents_own_tools() -> None:
+    from tools.routing import ToolSearchTool
+
+    manual = ToolSearchTool.manual
+    assert manual is not None and (manual.risk, manual.mutating) == ("safe", False)
+    assert (manual.origin.risk, manual.origin.mutating) == ("author", "author")
+    assert manual.read_only_declared and "safe" in manual.description
+
+
 def test_execute_code_is_safe_in_its_own_sandbox_and_dangerous_in_an_injected_one() -> None:
     from tools.builtin import CodeExecutorTool, LocalSandbox
 

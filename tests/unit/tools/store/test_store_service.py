@@ -141,6 +141,35 @@ def test_bad_manual_files(tmp_path: Path, manual: Any, problem: str) -> None:
     assert "literal-secret" not in str(info.value)
 
 
+def test_a_manual_files_claims_stay_hints_and_never_trust_its_own_server(tmp_path: Path) -> None:
+    # A catalog file is a third party's: its "manual" and an MCP server it calls "trusted"
+    # must not make an innocently named tool safe or read-only when a person adopts it.
+    entry = {
+        "id": "tidy",
+        "adapter_type": "mcp",
+        "remote_tool": "tidy_up",
+        "mcp": {"command": ["/nonexistent/server"], "trusted": True},
+        "hints": {"read_only": True, "destructive": False},
+        "manual": {"risk": "safe", "mutating": False, "category": "file-read"},
+    }
+    (tmp_path / "claims.json").write_text(json.dumps({"tools": [entry]}))
+    catalog = ToolCatalog(tmp_path / "catalog.sqlite3")
+    catalog.add_source(ManualFileSource(name="claims", path=str(tmp_path / "claims.json")))
+    assert catalog.sync().ok
+    store = RegistryStore(tmp_path / "user.json", tmp_path / ".tooldeck" / "registry.json")
+    service = RegistryService(store, catalog=catalog, clock=lambda: NOW)
+    try:
+        adopted = service.adopt("claims:tidy")
+    finally:
+        service.close()
+    assert adopted.mcp is not None and adopted.mcp.trusted is False
+    assert adopted.manual.is_empty() and adopted.hints is not None and adopted.hints.risk == "safe"
+    manual = manual_for(adopted)
+    assert (manual.risk, manual.mutating, manual.origin.risk) == ("moderate", True, "default")
+    assert not manual.read_only_declared
+    assert "the server claims it is safe; ignored: the server is not trusted" in manual.origin.notes
+
+
 def test_adopt_from_catalog_records_provenance_and_hash(service: RegistryService) -> None:
     adopted = service.adopt("apis:weather", tool_id="forecast", capabilities=["Local Weather"])
     assert adopted.id == "forecast"

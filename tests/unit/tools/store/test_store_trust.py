@@ -151,3 +151,39 @@ def test_a_tool_of_an_untrusted_file_is_not_adopted_and_says_how_to_trust(store:
     with pytest.raises(ToolNotAdoptedError, match="is not trusted, so none of its tools is listed") as caught:
         service.get("theirs")
     assert "run `tooldeck trust`" in str(caught.value)
+
+
+def test_a_catalog_is_the_users_only_when_they_created_it(tmp_path: Path) -> None:
+    from tools.store import CatalogError, ManualFileSource, ToolCatalog
+    from tools.store.trust import TrustStore
+
+    manual = tmp_path / "manual.json"
+    entry = {"id": "say", "adapter_type": "cli", "cli": {"command": ["echo"], "actions": {"say": {"args": []}}}}
+    manual.write_text(json.dumps({"tools": [entry]}))
+    path = tmp_path / "project" / ".tooldeck" / "catalog.sqlite3"
+    theirs = TrustStore(tmp_path / "them" / TRUST_FILE)
+    made = ToolCatalog(path, owners=theirs)
+    made.add_source(ManualFileSource(name="apis", path=str(manual)))
+    assert made.is_own() and made.sync().ok
+    assert ToolCatalog(path, owners=theirs).is_own()  # reopened by its creator
+
+    mine = TrustStore(tmp_path / "me" / TRUST_FILE)
+    cloned = ToolCatalog(path, owners=mine)
+    assert not cloned.is_own()
+    for refused in (cloned.sync, lambda: cloned.add_source(ManualFileSource(name="x", path=str(manual)))):
+        with pytest.raises(CatalogError, match="was not created by you"):
+            refused()
+    assert [e.catalog_id for e in cloned.search("say")] == ["apis:say"]  # reading it is harmless
+    store = RegistryStore(tmp_path / "me" / "registry.json", tmp_path / "project" / ".tooldeck" / "registry.json")
+    service = RegistryService(store, catalog=cloned)
+    try:
+        with pytest.raises(CatalogError, match="will not adopt from it"):
+            service.adopt("apis:say")
+    finally:
+        service.close()
+    assert mine.get(path) is None  # nothing of theirs was recorded as mine
+
+    forged = TrustStore(tmp_path / "forger" / TRUST_FILE)
+    forged.trust(path, file_sha256(path.read_bytes()))  # a record of another kind proves nothing
+    assert not ToolCatalog(path, owners=forged).is_own()
+    assert ToolCatalog(path).is_own()  # without owners (library use) every catalog is the caller's

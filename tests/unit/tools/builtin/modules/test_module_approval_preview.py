@@ -151,3 +151,71 @@ def test_a_draft_changed_after_the_approval_is_not_promoted(tmp_path: Path) -> N
     assert "no longer what a person approved" in result.error.message
     versions = _call(approving, "module_admin", "list_versions", module_id=module_id).data
     assert versions["active_version"] == "v1" and len(versions["versions"]) == 1
+
+
+def test_the_old_names_show_the_same_code_and_are_bound_to_it(tmp_path: Path, asked: Asked) -> None:
+    """``install_module`` and ``promote_draft`` (hidden old names a stored conversation or a
+    model may still call) run ``install`` and ``promote_draft``: their approval shows the code
+    too, and an approval given before the draft changed does not promote the new code."""
+    kit = make_toolkit(tmp_path)
+    policy = ApprovalPolicy("low", ApprovalsStore(tmp_path / "a.json"))
+    registry = LocalToolRegistry(policy=policy, approver=asked)
+    kit.register(registry, aliases=True)
+    built = _call(registry, "module_pipeline", "build", name="Run Log", category="fitness", api_url=BASE)
+    module_id = built.data["module_id"]
+    _call(registry, "module_pipeline", "write_code", module_id=module_id, adapter_code=RUNS_ADAPTER)
+    attestation = attestation_of(registry.call_tool("module_pipeline", action="validate", module_id=module_id))
+    installed = registry.call_tool("install_module", module_id=module_id, validation_attestation=attestation)
+    assert installed.ok, installed.error
+    (install,) = [r for r in asked.requests if r.tool == "install_module"]
+    assert install.preview is not None and install.preview_hash is not None
+    assert install.preview.startswith("First install of module 'run_log' from the build area: the whole code (")
+    assert "--- /dev/null\n+++ b/adapter.py\n" in install.preview
+
+    draft_id = _call(registry, "module_admin", "create_draft", module_id=module_id).data["draft_id"]
+    shown = RUNS_ADAPTER.replace("timeout=5", "timeout=6")
+    _call(registry, "module_admin", "edit_draft", draft_id=draft_id, file_path="adapter.py", content=shown)
+    _call(registry, "module_admin", "validate_draft", draft_id=draft_id)
+    held = LocalToolRegistry(policy=policy)  # nobody to ask: held, approved later
+    kit.register(held, aliases=True)
+    check = held.check_approval("promote_draft", {"draft_id": draft_id})
+    assert check is not None and check.needs_approval
+    request = check.request({"draft_id": draft_id})
+    assert request.preview is not None and request.preview.startswith(
+        f"Module 'run_log': draft {draft_id} against the active version v1 (1 file(s) changed: adapter.py)."
+    )
+    assert "+            response = self.http_session().get(" in request.preview
+    approved = request.approved(Approve())
+    swapped = shown + "\nimport os  # not what was shown\n"
+    _call(registry, "module_admin", "edit_draft", draft_id=draft_id, file_path="adapter.py", content=swapped)
+    _call(registry, "module_admin", "validate_draft", draft_id=draft_id)
+    result = held.call_tool_raw("promote_draft", approved.arguments, approved=approved)
+    assert result.error is not None and result.error.type == "permission_denied"
+    assert "no longer what a person approved" in result.error.message
+    versions = _call(registry, "module_admin", "list_versions", module_id=module_id).data
+    assert versions["active_version"] == "v1" and len(versions["versions"]) == 1
+
+
+def test_rollback_and_enable_show_the_code_they_serve(
+    gated: tuple[LocalToolRegistry, ModuleToolkit], asked: Asked
+) -> None:
+    registry, _ = gated
+    module_id = _install(registry)
+    changed = RUNS_ADAPTER.replace("timeout=5", "timeout=9")
+    _call(registry, "module_pipeline", "write_code", module_id=module_id, adapter_code=changed)
+    attestation = attestation_of(registry.call_tool("module_pipeline", action="validate", module_id=module_id))
+    _call(registry, "module_pipeline", "install", module_id=module_id, validation_attestation=attestation)
+    _call(registry, "module_admin", "rollback_version", module_id=module_id, target_version_id="v1")
+    rollback = asked.last("module_admin", "rollback_version").preview
+    assert rollback is not None
+    assert rollback.startswith(
+        "Module 'run_log': version v1 against the active version v2 (1 file(s) changed: adapter.py)."
+    )
+    assert '-            response = self.http_session().get(config["base_url"], headers=headers, timeout=9)' in rollback
+    assert '+            response = self.http_session().get(config["base_url"], headers=headers, timeout=5)' in rollback
+    _call(registry, "module_admin", "enable", module_id=module_id)
+    enable = asked.last("module_admin", "enable").preview
+    assert enable is not None
+    assert enable.startswith("Enabling module 'run_log' serves its active version v1: the whole code (")
+    assert "--- /dev/null\n+++ b/adapter.py\n" in enable
+    assert '+            response = self.http_session().get(config["base_url"], headers=headers, timeout=5)' in enable
