@@ -201,18 +201,31 @@ def build_layout(
     system, links = system_tree()
     reveal = tuple(p for p in _outermost(_real_dirs(readable_dirs)) if not any(_inside(p, t) for t in system))
     bare = Layout(system=system, links=links, scratch=(), hidden=(), reveal=reveal)
-    primary = {"/tmp", "/var/tmp", "/dev/shm"}  # noqa: S108
-    found = [p for p in _real_dirs(world_writable_dirs([*_WORLD_WRITABLE_PARENTS, *reveal])) if bare.shows(p)]
-    scratch = tuple(
-        (p, disk_mb if p in primary else min(disk_mb, SMALL_SCRATCH_MB)) for p in _outermost([*SCRATCH, *found])
-    )
-    view = replace(bare, scratch=scratch)
+    return covering(bare, hidden_dirs=hidden_dirs, disk_mb=disk_mb, home=home)
+
+
+def covering(layout: Layout, *, hidden_dirs: Iterable[str], disk_mb: int, home: str | None) -> Layout:
+    """``layout``'s bound trees (system and revealed) with the covers worked out over all of
+    them: the scratch directories (the world-writable ones one level below a few system
+    directories and below each revealed one) and the hidden directories (``hidden_dirs``
+    and the users' homes) wherever those trees contain them. Its own scratch and hidden
+    entries are replaced, so call it again after revealing more."""
+    primary = replace(layout, scratch=tuple((p, disk_mb) for p in SCRATCH), hidden=())
+    # A world-writable directory needs its own scratch where the view shows it: inside a
+    # bound tree, even one revealed inside /tmp (an interpreter's installation there).
+    found = [p for p in _real_dirs(world_writable_dirs([*_WORLD_WRITABLE_PARENTS, *layout.reveal])) if primary.shows(p)]
+    scratch = (*primary.scratch, *((p, min(disk_mb, SMALL_SCRATCH_MB)) for p in _outermost(found)))
+    view = replace(primary, scratch=scratch)
     hidden = [p for p in _real_dirs([*HIDDEN, *([home] if home else []), *hidden_dirs]) if view.shows(p)]
     return replace(view, hidden=tuple(_outermost(hidden)))
 
 
 def revealing(layout: Layout, executables: Iterable[str]) -> Layout:
-    """``layout`` plus, read-only, the installation of each executable it would not show."""
+    """``layout`` plus, read-only, the installation of each executable it would not show.
+
+    The covers are not worked out again: pass the result to :func:`covering` so that a
+    hidden or world-writable directory inside a revealed installation is covered too.
+    """
     prefixes = [install_prefix(exe) for exe in executables if not layout.shows(exe)]
     reveal = tuple(p for p in _outermost([*layout.reveal, *prefixes]) if p not in _SPECIAL)
     return replace(layout, reveal=reveal)

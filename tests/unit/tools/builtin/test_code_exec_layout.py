@@ -14,6 +14,7 @@ from tools.builtin.code_executor._bwrap import bwrap_argv, prlimit_argv
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
+    covering,
     reachable_by_others,
     revealing,
     sandbox_executable,
@@ -105,6 +106,27 @@ def test_an_interpreter_the_view_does_not_show_is_resolved_or_revealed(tmp_path:
     private.write_bytes(b"")
     assert revealing(layout, [str(private)]).reveal == (str(tmp_path / "opt" / "py"),)
     assert revealing(layout, ["/usr/bin/env"]).reveal == ()
+
+
+def test_covers_are_worked_out_again_over_a_revealed_installation(tmp_path: Path) -> None:
+    prefix = tmp_path / "opt" / "py"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python3").write_bytes(b"")
+    (prefix / "var" / "data").mkdir(parents=True)
+    (prefix / "spool").mkdir()
+    (prefix / "spool").chmod(0o1777)
+    hidden = [str(prefix / "var" / "data")]
+    base = build_layout(hidden_dirs=hidden, disk_mb=8, home=None)
+    revealed = revealing(base, [str(prefix / "bin" / "python3")])
+    assert revealed.reveal == (str(prefix),)
+    assert base.hidden == revealed.hidden == ()  # worked out before the installation showed
+    layout = covering(revealed, hidden_dirs=hidden, disk_mb=8, home=None)
+    assert layout.hidden == (str(prefix / "var" / "data"),)
+    assert (str(prefix / "spool"), 4) in layout.scratch  # inside /tmp's scratch, but bound again
+    assert layout.shows(str(prefix / "bin" / "python3")) is True
+    assert layout.shows(str(prefix / "var" / "data" / "keys")) is False
+    assert layout.shows(str(prefix / "spool" / "theirs.txt")) is False
+    assert covering(layout, hidden_dirs=hidden, disk_mb=8, home=None) == layout
 
 
 def test_directories_other_users_cannot_reach_are_left_out_for_the_sandbox_uid() -> None:
