@@ -420,10 +420,11 @@ class OrchestratorService:
 
     def _register_workspace(self, agent: str) -> None:
         """The workspace tools of an agent type, over ``workspace`` (default: the current
-        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox."""
+        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox, which
+        hides the data and configuration directories as ``execute_code``'s does."""
         from tools.builtin.code_executor import LocalSandbox
 
-        sandbox = LocalSandbox(hidden_dirs=[self.settings.data_dir])
+        sandbox = LocalSandbox(hidden_dirs=self._secret_dirs)
         self._closers.append(sandbox.close)
         root = self._workspace if self._workspace is not None else os.getcwd()
         register_workspace(self.registry, root, read_only=not writes(self._router(), agent), sandbox=sandbox)
