@@ -195,7 +195,7 @@ class OrchestratorService:
             roots=mcp_roots,
         )
         self._database: Database | None = None
-        self._secret_dirs = _secret_dirs(settings.data_dir, approvals, state_signer)
+        self._secret_dirs = secret_dirs(settings.data_dir, approvals, state_signer)
         try:
             self._cluster = self._build_executor()
             self._register_tools(tools)
@@ -668,12 +668,14 @@ def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> Appro
     return policy
 
 
-def _secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
+def secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
     """The directories model-written code must never see: the data directory (knowledge
-    database, module store and keys) and the directories of the approvals file and the state
-    key (the user's configuration directory). Those missing are created (mode 0700) so that
-    the sandboxes, which decide what they hide when built, hide what is put there later;
-    one that can't be created can't hold anything either."""
+    database, module store and keys, paused states, run records) and the directories of the
+    approvals file and the state key (the user's configuration directory; ``approvals`` and
+    ``signer`` are the store and the :class:`StateSigner` in use, None when there is none).
+    Those missing are created (mode 0700) so that the sandboxes, which decide what they hide
+    when built, hide what is put there later; one that can't be created can't hold anything
+    either. The service's sandboxes and ``--pipeline``'s hide them."""
     found = [data_dir]
     for path in (getattr(approvals, "path", None), getattr(signer, "key_file", None)):
         if isinstance(path, (str, os.PathLike)):
