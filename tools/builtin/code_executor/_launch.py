@@ -205,6 +205,7 @@ class Launcher:
             "system": list(layout.system),
             "links": [list(link) for link in layout.links],
             "mounts": [list(item) for item in layout.mounts()],
+            "again": [list(item) for item in layout.covers_inside(dest for _, dest, _ in run.plan.binds)],
             "seccomp": self.seccomp,
             "status_fd": status_w,
             "parent": os.getpid(),

@@ -189,6 +189,32 @@ def test_bwrap_command_line() -> None:
     ]  # fmt: skip
 
 
+def test_what_is_hidden_or_masked_inside_a_runs_bind_is_covered_again_on_top_of_it() -> None:
+    layout = Layout(
+        system=("/etc", "/usr"), links=(), scratch=(), hidden=("/etc/app/data",), reveal=(),
+        masked=(("/usr/lib/site/private.txt", False), ("/etc/app/data/sub", True), ("/usr/other.txt", False)),
+        hide=("/etc/app/data", "/root", "/srv/checkout/data", "/srv/checkout/data/deeper"),
+    )  # fmt: skip
+    again = layout.covers_inside(["/etc/app", "/srv/checkout", "/usr/lib/site", "/root/venv/site"])
+    assert again == [
+        ("cover", "/etc/app/data", 1),
+        ("cover", "/srv/checkout/data", 1),
+        ("null", "/usr/lib/site/private.txt", 1),
+    ]
+    assert layout.covers_inside(["/etc/app/data"]) == [("cover", "/etc/app/data/sub", 1)]  # the bind itself shows
+    argv = bwrap_argv(
+        "bwrap", command=["python3", "/w/main.py"], cwd="/w", layout=layout, disk_mb=8, program_fd=5,
+        status_fd=6, seccomp_fd=None, isolate_network=True, isolate_filesystem=True,
+        binds=[("/srv/checkout", "/srv/checkout", False)],
+    )  # fmt: skip
+    bind = argv.index("/srv/checkout")
+    cover = argv.index("/srv/checkout/data")
+    assert argv[bind - 1 : bind + 2] == ["--ro-bind", "/srv/checkout", "/srv/checkout"]
+    assert argv[cover - 1] == "--tmpfs" and cover > bind
+    chdir = argv.index("--chdir")
+    assert argv[chdir - 4 : chdir] == ["--remount-ro", "/srv/checkout/data", "--remount-ro", "/"]
+
+
 # -- masks: what only the application's uid or groups may read --------------------------
 
 
