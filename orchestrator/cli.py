@@ -38,6 +38,7 @@ from orchestrator.service import (
     approval_policy,
     build_chat_model,
     result_budget,
+    secret_dirs,
 )
 from orchestrator.settings import Settings
 from tools._procgroup import exit_if_terminated, sigterm_as_interrupt
@@ -375,6 +376,7 @@ def _pipeline(
             args, env=env, model=model, build_model=build, stdout=stdout, stderr=stderr, policy=policy,
             approver=_approval_cli.pipeline_approver(args.approve, stdin, stderr), saved=saved, resume=resume,
             decide=lambda paused: _approval_cli.decisions(args, paused), hooks=view, run_log=log,
+            hidden_dirs=secret_dirs(settings.data_dir, policy.store, saved.signer),
         )  # fmt: skip
 
 

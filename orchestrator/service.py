@@ -195,7 +195,7 @@ class OrchestratorService:
             roots=mcp_roots,
         )
         self._database: Database | None = None
-        self._secret_dirs = _secret_dirs(settings.data_dir, approvals, state_signer)
+        self._secret_dirs = secret_dirs(settings.data_dir, approvals, state_signer)
         try:
             self._cluster = self._build_executor()
             self._register_tools(tools)
@@ -420,10 +420,11 @@ class OrchestratorService:
 
     def _register_workspace(self, agent: str) -> None:
         """The workspace tools of an agent type, over ``workspace`` (default: the current
-        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox."""
+        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox, which
+        hides the data and configuration directories as ``execute_code``'s does."""
         from tools.builtin.code_executor import LocalSandbox
 
-        sandbox = LocalSandbox(hidden_dirs=[self.settings.data_dir])
+        sandbox = LocalSandbox(hidden_dirs=self._secret_dirs)
         self._closers.append(sandbox.close)
         root = self._workspace if self._workspace is not None else os.getcwd()
         register_workspace(self.registry, root, read_only=not writes(self._router(), agent), sandbox=sandbox)
@@ -667,12 +668,14 @@ def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> Appro
     return policy
 
 
-def _secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
+def secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
     """The directories model-written code must never see: the data directory (knowledge
-    database, module store and keys) and the directories of the approvals file and the state
-    key (the user's configuration directory). Those missing are created (mode 0700) so that
-    the sandboxes, which decide what they hide when built, hide what is put there later;
-    one that can't be created can't hold anything either."""
+    database, module store and keys, paused states, run records) and the directories of the
+    approvals file and the state key (the user's configuration directory; ``approvals`` and
+    ``signer`` are the store and the :class:`StateSigner` in use, None when there is none).
+    Those missing are created (mode 0700) so that the sandboxes, which decide what they hide
+    when built, hide what is put there later; one that can't be created can't hold anything
+    either. The service's sandboxes and ``--pipeline``'s hide them."""
     found = [data_dir]
     for path in (getattr(approvals, "path", None), getattr(signer, "key_file", None)):
         if isinstance(path, (str, os.PathLike)):

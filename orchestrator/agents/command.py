@@ -12,7 +12,7 @@ import argparse
 import logging
 import os
 import sysconfig
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -140,6 +140,7 @@ def run_pipeline_command(
     decide: Callable[[PausedRun], dict[str, Approve | Deny]] | None = None,
     hooks: RunHooks | None = None,
     run_log: RunLog | None = None,
+    hidden_dirs: Sequence[str | os.PathLike[str]] = (),
 ) -> int:
     """Run the pipeline for ``args.pipeline`` in ``args.workspace`` (or continue the paused
     one ``resume`` holds); print the trace or JSON.
@@ -162,6 +163,8 @@ def run_pipeline_command(
         decide: The person's decisions about the paused step's held calls (``--approve-call``).
         hooks: Hear about each step, model turn and tool call (the progress display).
         run_log: Records the run (``tooldeck runs show``); a resume moves its record on.
+        hidden_dirs: The application's data and configuration directories, hidden from the
+            default sandbox's programs (the agents' bash and the checks run model-written code).
 
     Returns:
         The exit code (module docstring).
@@ -173,7 +176,8 @@ def run_pipeline_command(
             paused = pipeline_from_state(resume, saved.signer)
         task, workspace = _task(args, paused)
         iterations = subagent_iterations(getattr(args, "max_subagent_iterations", None), env)
-        box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=4096))
+        limits = SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=4096)
+        box = sandbox or LocalSandbox(limits=limits, hidden_dirs=hidden_dirs)
     except ResumeError as exc:
         print_safe(f"error: resume: {exc}", stderr)
         return EXIT_CONFIG

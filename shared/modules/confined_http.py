@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -37,17 +37,34 @@ def _origin(url: str) -> tuple[str, str, int, str] | None:
     return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme], parts.path or "/"
 
 
+def _has_dot_segment(path: str) -> bool:
+    """Whether ``path`` holds a ``.`` or ``..`` segment as some server may read it: as sent,
+    or percent-decoded once or more (``..%2f``, ``%252e%252e``), with ``\\`` taken for ``/``
+    and a segment's ``;parameters`` ignored (``..;/``)."""
+    form = path
+    for _ in range(4):
+        for segment in form.replace("\\", "/").split("/"):
+            if segment.split(";", 1)[0] in (".", ".."):
+                return True
+        decoded = unquote(form)
+        if decoded == form:
+            return False
+        form = decoded
+    return True  # still encoded after four rounds: nothing an API sends
+
+
 def within_base_url(url: str, base_url: str) -> bool:
     """Whether ``url`` is under ``base_url``: same scheme, host and port, path below its path.
 
     ``https://api.example.com/v1`` admits ``.../v1``, ``.../v1/items?x=1`` but not
-    ``.../v10`` nor ``.../v2``; URLs with a user name or password are never admitted.
+    ``.../v10`` nor ``.../v2``; URLs with a user name or password are never admitted, nor
+    paths with a dot segment in any form a server may decode (``..%2f``, ``..;/``).
     """
     target, base = _origin(url), _origin(base_url)
     if target is None or base is None or target[:3] != base[:3]:
         return False
     path, prefix = target[3], base[3]
-    if "/../" in path + "/" or "/./" in path + "/" or "%2e" in path.lower():
+    if _has_dot_segment(path) or "%2e" in path.lower():
         return False
     prefix = prefix.rstrip("/")
     return path == prefix or path.startswith(prefix + "/") or not prefix

@@ -85,6 +85,19 @@ def servers() -> Iterator[tuple[_Server, _Server]]:
         ("file:///etc/passwd", False),
         ("not a url", False),
         ("https://api.example.com:99999/v1", False),
+        # dot segments a server may find after decoding or normalising the path
+        ("https://api.example.com/v1/..%2fadmin", False),
+        ("https://api.example.com/v1/..%2Fadmin", False),
+        ("https://api.example.com/v1/%252e%252e/admin", False),
+        ("https://api.example.com/v1/..\\admin", False),
+        ("https://api.example.com/v1/..%5cadmin", False),
+        ("https://api.example.com/v1/..;/admin", False),
+        ("https://api.example.com/v1/.;x/..;y/admin", False),
+        # what APIs really send stays inside
+        ("https://api.example.com/v1/projects/group%2Fproject", True),
+        ("https://api.example.com/v1/files/report..final.csv", True),
+        ("https://api.example.com/v1/items;version=2", True),
+        ("https://api.example.com/v1/search?q=../..", True),
     ],
 )
 def test_within_base_url(url: str, inside: bool) -> None:

@@ -1,5 +1,5 @@
-"""The service's ``execute_code`` cannot read the application's secrets, as root and as an
-ordinary user.
+"""The service's ``execute_code`` and the agent's ``bash`` cannot read the application's
+secrets, as root and as an ordinary user.
 
 Model-written code runs through ``execute_code``; the orchestrator keeps the module keys and
 the knowledge database in its data directory, and the state key and the approvals in the
@@ -112,7 +112,9 @@ def test_execute_code_cannot_read_the_applications_secrets(mode: str, place: str
             "config_home": str(home / ".config"),
             "data_dir": str(home / ".local" / "share" / "tooldeck"),
             "context_url": f"http://127.0.0.1:{_closed_port()}",
+            "workspace": str(base / "project"),
         }
+        _world_readable_dirs(base, base / "project", uid)
         report = _run(mode, job, tree)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -120,13 +122,15 @@ def test_execute_code_cannot_read_the_applications_secrets(mode: str, place: str
     # the application made every secret: the test is not vacuous
     assert all(report["host_sees"].values()), report["host_sees"]
     assert set(SECRETS) <= set(report["host_sees"])
-    assert report["ok"] is True and report["exit_code"] == 0, report
-    seen = report["seen"]
-    # the code ran and reported on every target: no file could be read, and a directory is
-    # absent or, inside a tree the sandbox shows, an empty cover
-    assert set(seen) == set(report["host_sees"])
-    for name, attempts in seen.items():
-        if attempts["read"] is not None:
-            assert not attempts["read"].startswith("ok"), (name, attempts)
-        if attempts["list"] is not None:
-            assert attempts["list"] == "ok: []" or not attempts["list"].startswith("ok"), (name, attempts)
+    for tool in ("execute_code", "bash"):
+        answer = report[tool]
+        assert answer["ok"] is True and answer["exit_code"] == 0, (tool, answer)
+        seen = answer["seen"]
+        # the code ran and reported on every target: no file could be read, and a directory
+        # is absent or, inside a tree the sandbox shows, an empty cover
+        assert set(seen) == set(report["host_sees"]), tool
+        for name, attempts in seen.items():
+            if attempts["read"] is not None:
+                assert not attempts["read"].startswith("ok"), (tool, name, attempts)
+            if attempts["list"] is not None:
+                assert attempts["list"] == "ok: []" or not attempts["list"].startswith("ok"), (tool, name, attempts)

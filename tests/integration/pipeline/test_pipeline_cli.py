@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,3 +176,47 @@ def test_an_edited_pipeline_state_runs_nothing(tmp_path: Path, model_server: Scr
     code, _, err = run(["--resume", str(edited), "--approve-call", "e1"], env)
     assert code == 2 and "edited after it was saved" in err
     assert len(model_server.requests) == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="placing the application's files in /etc needs root (CI runs as root)")
+def test_the_pipelines_code_cannot_read_the_applications_secrets(tmp_path: Path, model_server: ScriptedServer) -> None:
+    """The coder's bash runs model-written commands: the data directory (paused states, run
+    records) and the configuration directory (the state key that signs paused runs, the
+    approvals) are hidden from it even where the sandbox shows their parent (``/etc``)."""
+    base = Path(tempfile.mkdtemp(prefix="tooldeck-pipeline-leak-", dir="/etc"))
+    try:
+        base.chmod(0o755)
+        data, config = base / "data", base / "config"
+        workspace = _workspace(tmp_path / "ws")
+        (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        env = {**_env(tmp_path, model_server), "TOOLDECK_DATA_DIR": str(data), "XDG_CONFIG_HOME": str(config)}
+        command = f"base64 {config}/tooldeck/state.key; cat {data}/paused/*; ls -A {data} {config}/tooldeck; echo END"
+        bash = {
+            "id": "b1",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        _say(model_server, {"content": None, "tool_calls": [bash]}, {"content": "Looked."}, {"content": "No tests."})
+        _say(model_server, {"content": "VERDICT: APPROVE"})
+        code, _, err = run(["--pipeline", "look around", "--workspace", str(workspace)], env)
+        assert code == 5, err  # bash is held; the pause writes the state key and the paused state
+        key = (config / "tooldeck" / "state.key").read_bytes()
+        for folder in (config / "tooldeck", data, *data.iterdir()):  # as root, modes would hide them
+            folder.chmod(0o755)
+        for path in (data / "paused").iterdir():
+            path.chmod(0o644)
+        code, out, err = run(["--resume", str(next((data / "paused").iterdir())), "--approve-call", "b1"], env)
+        assert code == 0, err + out
+        answer = next(
+            message["content"]
+            for request in model_server.requests
+            for message in request.body["messages"]
+            if message.get("role") == "tool" and message.get("tool_call_id") == "b1"
+        )
+        result = json.loads(answer)
+        assert result["status"] == "success", result
+        stdout = result["data"]["stdout"]
+        assert base64.b64encode(key).decode()[:16] not in stdout
+        assert stdout == f"{config}/tooldeck:\n\n{data}:\nEND\n", result  # both empty covers
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -4,6 +4,9 @@ The application (``_driver.py``, as root or as uid 1000) runs a program that sle
 it runs, the application is killed with SIGKILL (no cleanup of its own can run). No
 process of the sandbox may survive: bubblewrap has ``--die-with-parent``, the namespaces
 launcher and its PID 1 ``PR_SET_PDEATHSIG``, and the PID namespace goes with its PID 1.
+
+The namespaces launcher also dies when the thread that started it ended before it could
+arm that signal (``_late_thread.py``).
 """
 
 from __future__ import annotations
@@ -75,3 +78,28 @@ def test_killing_the_application_kills_the_sandbox(
         for pid, _ in scan_processes(str(root)):
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_namespaces_launcher_dies_when_its_thread_ended_before_it_started(
+    app_mode: str, priv: ModuleType, sandbox_root: Path
+) -> None:
+    problem = priv.userns_problem(app_mode, "namespaces")
+    if problem is not None:
+        pytest.skip(problem)
+    python, _ = priv.library_python()
+    uid = priv.app_uid(app_mode)
+    temp_root = priv.private_dir(sandbox_root / "work", uid, 0o700)
+    gate = sandbox_root / "gate"
+    os.mkfifo(gate, 0o600)
+    os.chown(gate, uid, uid)
+    wrapper = sandbox_root / "late-python"
+    wrapper.write_text(f'#!/bin/sh\nread go < "{gate}"\nexec "{python}" "$@"\n')
+    wrapper.chmod(0o755)
+    tree = priv.readable_tree(sandbox_root, ("tools", "shared"))
+    job = {"wrapper": str(wrapper), "gate": str(gate), "temp_root": str(temp_root)}
+    report = priv.run_python(app_mode, Path(__file__).with_name("_late_thread.py"), job, tree=tree)
+
+    assert report["released"] is True, report  # the launcher did start, after its thread was gone
+    assert "up" not in report["printed"], report  # so the program never ran
+    assert report["ended"] is True, report
+    assert report["reason"] == "killed by SIGKILL" or report["reason"].startswith("exit status"), report

@@ -62,3 +62,52 @@ def test_code_runs_when_the_application_lives_in_a_venv_under_tmp(
     assert "error" not in result, result
     assert (result["stdout"], result["exit_code"]) == ("42 1 1\n", 0)
     assert result["isolation"]["launcher"] == launcher_kind
+
+
+def _private_install(base: Path) -> tuple[Path, Path, Path]:
+    """An interpreter installed outside the system directories (``<base>/opt/tool/bin/sh``,
+    a copy of the system shell), with the application's data directory and a world-writable
+    spool directory inside its installation prefix, both holding a file any user may read."""
+    prefix = base / "opt" / "tool"
+    (prefix / "bin").mkdir(parents=True)
+    shell = prefix / "bin" / "sh"
+    shutil.copy(os.path.realpath("/bin/sh"), shell)
+    data = prefix / "var" / "data"
+    data.mkdir(parents=True)
+    (data / "secret.txt").write_text("the application's secret\n")
+    spool = prefix / "spool"
+    spool.mkdir()
+    (spool / "left-by-another-user.txt").write_text("another user's file\n")
+    for path in [base / "opt", *(base / "opt").rglob("*")]:
+        path.chmod(0o755 if path.is_dir() or path == shell else 0o644)
+    spool.chmod(0o1777)
+    return shell, data, spool
+
+
+def test_a_data_directory_inside_the_interpreters_installation_stays_hidden(
+    app_mode: str, launcher_kind: str, priv: ModuleType, sandbox_root: Path
+) -> None:
+    # The installation of an interpreter the view would not show is revealed (bound
+    # read-only); what the sandbox hides, and the world-writable directories it makes
+    # private, must be worked out over that whole view, the installation included.
+    problem = priv.userns_problem(app_mode, launcher_kind)
+    if problem is not None:
+        pytest.skip(problem)
+    temp_root = priv.private_dir(sandbox_root / "work", priv.app_uid(app_mode), 0o700)
+    shell, data, spool = _private_install(sandbox_root)
+    code = f"{shell} -c 'echo ran'; cat {data}/secret.txt; ls -A {data} {spool}; echo end\n"
+    job = {
+        "sandbox": {
+            "temp_root": str(temp_root),
+            "launcher": launcher_kind,
+            "interpreters": {"sh": [str(shell)]},
+            "hidden_dirs": [str(data)],
+        },
+        "cases": [{"name": "look", "code": code, "language": "sh"}],
+    }
+    answer = priv.run_driver(app_mode, job, tree=priv.readable_tree(sandbox_root))
+    result = answer["results"]["look"]
+    assert "error" not in result, result
+    assert result["stdout"] == f"ran\n{spool}:\n\n{data}:\nend\n", result  # ls sorts its arguments
+    assert "secret" not in result["stdout"] + result["stderr"].replace("secret.txt", "")
+    assert "No such file" in result["stderr"]

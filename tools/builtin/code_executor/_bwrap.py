@@ -39,9 +39,22 @@ def prlimit_argv(prlimit: str, rlimits: Mapping[str, int]) -> list[str]:
     return [*argv, "--"]
 
 
-def _filesystem(layout: Layout, workdir: list[str]) -> list[str]:
+def _mount(kind: str, path: str, size_mb: int, covered: list[str]) -> list[str]:
+    """The bwrap options of one :meth:`Layout.mounts` item (covers are added to ``covered``)."""
+    if kind == "bind":
+        return ["--ro-bind", path, path]
+    if kind == "scratch":
+        return ["--size", str(size_mb * _MIB), "--perms", "1777", "--tmpfs", path]
+    if kind == "cover":
+        covered.append(path)
+        return ["--size", str(size_mb * _MIB), "--perms", "0755", "--tmpfs", path]
+    return ["--ro-bind", "/dev/null", path]  # a nodev bind of a device node: opening it is refused
+
+
+def _filesystem(layout: Layout, workdir: list[str], again: Sequence[tuple[str, str, int]] = ()) -> list[str]:
     """An empty root (bwrap's own tmpfs), the allow-listed host trees bound read-only, the
-    private and hidden directories, the working dir; then the root is made read-only."""
+    private and hidden directories, the working dir (and the run's binds), then ``again``
+    (covers inside those binds); then the root is made read-only."""
     args: list[str] = []
     for path in layout.system:
         args += ["--ro-bind", path, path]
@@ -50,17 +63,11 @@ def _filesystem(layout: Layout, workdir: list[str]) -> list[str]:
     args += ["--dev", "/dev", "--proc", "/proc"]
     covered: list[str] = []
     for kind, path, size_mb in layout.mounts():
-        if kind == "bind":
-            args += ["--ro-bind", path, path]
-        elif kind == "scratch":
-            args += ["--size", str(size_mb * _MIB), "--perms", "1777", "--tmpfs", path]
-        elif kind == "cover":
-            args += ["--size", str(size_mb * _MIB), "--perms", "0755", "--tmpfs", path]
-            covered.append(path)
-        else:  # a nodev bind of a device node: opening it is refused
-            args += ["--ro-bind", "/dev/null", path]
+        args += _mount(kind, path, size_mb, covered)
     args += workdir
-    for path in covered:  # last: the working dir may have been created inside one
+    for kind, path, size_mb in again:
+        args += _mount(kind, path, size_mb, covered)
+    for path in dict.fromkeys(covered):  # last: the working dir may have been created inside one
         args += ["--remount-ro", path]
     return [*args, "--remount-ro", "/"]
 
@@ -96,8 +103,9 @@ def bwrap_argv(
         isolate_filesystem: Build the private, read-only view (else the host is bound
             read-write and the program runs in the host working directory).
         binds: ``(host path, sandbox path, writable)`` mounts added after the working
-            directory (a workspace copy, ``python_path`` directories). As root bwrap
-            runs as the sandbox uid, which must be able to reach each host path.
+            directory (a workspace copy, ``python_path`` directories), with what the
+            layout hides or masks inside them covered again. As root bwrap runs as the
+            sandbox uid, which must be able to reach each host path.
         chdir: The program's working directory (default ``cwd``).
     """
     argv = [bwrap, *_NAMESPACES]
@@ -108,7 +116,7 @@ def bwrap_argv(
         workdir += ["--perms", "0600", "--file", str(program_fd), command[-1]]
         for source, dest, writable in binds:
             workdir += ["--bind" if writable else "--ro-bind", source, dest]
-        argv += _filesystem(layout, workdir)
+        argv += _filesystem(layout, workdir, layout.covers_inside(dest for _, dest, _ in binds))
     else:
         argv += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     argv += ["--chdir", chdir or cwd, "--json-status-fd", str(status_fd)]

@@ -14,13 +14,17 @@ the outcome with :meth:`Launcher.outcome`.
 
 Both launchers die with the thread that started them (bubblewrap's ``--die-with-parent``,
 ``PR_SET_PDEATHSIG`` in the namespaces launcher), and the whole sandbox with them: start
-a long-lived worker from a thread that lives as long as it (the main thread, say).
+a long-lived worker from a thread that lives as long as it (the main thread, say). The
+namespaces launcher also exits at once when that thread ended before it armed the signal:
+:meth:`Launcher.prepare` records the calling thread, so prepare and start a launch on the
+same thread.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +36,17 @@ from tools.builtin.code_executor._memory import enter_argv
 from tools.builtin.code_executor._outcome import Outcome, from_bwrap, from_launcher
 from tools.builtin.code_executor._runplan import RunPlan
 from tools.errors import ToolError
+
+
+def _this_thread() -> list[int] | None:
+    """This thread's id and start time (``/proc/self/task/<tid>/stat``), for the namespaces
+    launcher to check that the thread that starts it is still alive; None if unreadable."""
+    tid = threading.get_native_id()
+    try:
+        with open(f"/proc/self/task/{tid}/stat", "rb") as handle:
+            return [tid, int(handle.read().rsplit(b")", 1)[1].split()[19])]
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -119,6 +134,7 @@ class Launcher:
     ) -> Launch:
         """The :class:`Launch` of ``command`` (its last item is the program file, which
         is placed in ``workdir``, a private tmpfs of ``disk_mb``, inside the sandbox).
+        Start it from the thread that prepared it: the launch dies with that thread.
 
         Args:
             command: The program's argv.
@@ -189,9 +205,11 @@ class Launcher:
             "system": list(layout.system),
             "links": [list(link) for link in layout.links],
             "mounts": [list(item) for item in layout.mounts()],
+            "again": [list(item) for item in layout.covers_inside(dest for _, dest, _ in run.plan.binds)],
             "seccomp": self.seccomp,
             "status_fd": status_w,
             "parent": os.getpid(),
+            "thread": _this_thread(),
         }
         argv = [*self.python_argv, marshal.dumps(config).hex()]
         return Launch("namespaces", argv, {"LANG": "C.UTF-8"}, [status_w], status_r)

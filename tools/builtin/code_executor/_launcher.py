@@ -77,15 +77,32 @@ def _report(status_fd: int, **items: object) -> None:
     os.write(status_fd, "".join(lines).encode("utf-8", "replace"))
 
 
-def _die_with_parent(parent: int | None = None, alive_fd: int | None = None) -> None:
+def _thread_started(pid: int, tid: int) -> int | None:
+    """When thread ``tid`` of process ``pid`` started (clock ticks since boot), or None
+    when there is no such thread (any more)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _die_with_parent(
+    parent: int | None = None, alive_fd: int | None = None, thread: tuple[int, int] | None = None
+) -> None:
     """SIGKILL this process when its parent (the thread that started it) ends, like
     bubblewrap's ``--die-with-parent``; exit now if it already has.
 
-    Whether it has: ``getppid()`` is still ``parent``, or, in a new PID namespace (where
-    the parent is not visible), ``alive_fd`` (a pipe the parent holds open) is not at EOF.
+    Whether it has: ``getppid()`` is still ``parent`` and ``thread`` (that thread's id and
+    start time, ``/proc/<parent>/task/<tid>/stat``) still runs there: the signal is sent
+    when the thread ends, so a thread that ended before it was armed sends none, and the
+    process is handed to another thread of the parent. In a new PID namespace (where the
+    parent is not visible), ``alive_fd`` (a pipe the parent holds open) is not at EOF.
     """
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, None, 0, 0)
     gone = parent is not None and os.getppid() != parent
+    if parent is not None and thread is not None and not gone:
+        gone = _thread_started(parent, thread[0]) != thread[1]
     if alive_fd is not None:
         os.set_blocking(alive_fd, False)
         try:  # noqa: SIM105 - no contextlib import: start-up time matters here
@@ -290,7 +307,8 @@ def main() -> None:
     config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))  # noqa: S302
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
-    _die_with_parent(parent=int(config["parent"]))
+    thread = config.get("thread")
+    _die_with_parent(parent=int(config["parent"]), thread=(int(thread[0]), int(thread[1])) if thread else None)
     root = os.geteuid() == 0
     wanted = {"net": config["isolate_net"], "pid": True, "fs": True}
     held = _enter_namespaces(wanted, root=root)

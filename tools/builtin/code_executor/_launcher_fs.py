@@ -14,7 +14,8 @@ builds the same view as bubblewrap (see :mod:`._layout`):
    on each hidden and masked directory, an unreadable node on each masked file; the
    revealed directories bound read-only;
 4. a private tmpfs working directory holding the program file, and the run's binds (a
-   workspace copy read-write, ``python_path`` directories read-only);
+   workspace copy read-write, ``python_path`` directories read-only), with the hidden
+   directories and masked entries inside them covered again;
 5. a ``/proc`` of the new PID namespace; the root made read-only;
 6. ``pivot_root`` into the stage and detach the host's root: nothing else of the host
    (``/run`` and its sockets, ``/home``, ``/sys``) is reachable any more.
@@ -187,15 +188,9 @@ def _enter_stage() -> None:
     os.chdir("/")
 
 
-def _populate(config: dict[str, Any], opened: dict[str, int], source: bytes, *, new_proc: bool) -> None:
-    _tmpfs(STAGE, 1, "755")
-    for path in config["system"]:
-        _bind_read_only(opened[path], STAGE + path)
-    for path, target in config["links"]:
-        os.symlink(target, STAGE + path)
-    _minimal_dev({name: opened[name] for name in _DEVICE_PATHS if name in opened})
-    covered = []
-    for kind, path, size_mb in config["mounts"]:
+def _mount_items(items: list[Any], opened: dict[str, int], covered: list[str]) -> None:
+    """Make ``(kind, path, size_mb)`` mounts (see ``Layout.mounts``); covers join ``covered``."""
+    for kind, path, size_mb in items:
         if kind != "bind" and _vanished(STAGE + path, is_dir=kind != "null"):
             continue
         if kind == "bind":
@@ -207,9 +202,21 @@ def _populate(config: dict[str, Any], opened: dict[str, int], source: bytes, *, 
             covered.append(path)
         else:  # a nodev bind of /dev/null: opening it is refused
             _bind_read_only(opened["/dev/null"], STAGE + path, is_dir=False)
+
+
+def _populate(config: dict[str, Any], opened: dict[str, int], source: bytes, *, new_proc: bool) -> None:
+    _tmpfs(STAGE, 1, "755")
+    for path in config["system"]:
+        _bind_read_only(opened[path], STAGE + path)
+    for path, target in config["links"]:
+        os.symlink(target, STAGE + path)
+    _minimal_dev({name: opened[name] for name in _DEVICE_PATHS if name in opened})
+    covered: list[str] = []
+    _mount_items(config["mounts"], opened, covered)
     _working_dir(config, source)
     _binds(config, opened)
-    for path in covered:  # last: the working dir may have been created inside one
+    _mount_items(config.get("again", []), opened, covered)  # what is hidden inside the binds
+    for path in dict.fromkeys(covered):  # last: the working dir may have been created inside one
         _set_attrs(STAGE + path, read_only=True)
     os.makedirs(STAGE + "/proc", mode=0o555, exist_ok=True)
     if new_proc:

@@ -66,6 +66,9 @@ class Layout:
         masked: ``(path, is_dir)`` of entries inside bound trees that only the
             application's uid or groups may read: a directory is covered by an empty
             read-only tmpfs, a file by ``/dev/null`` on a ``nodev`` mount (unreadable).
+        hide: Every directory to hide wherever it would show (``hidden`` holds those the
+            bound trees contain): one inside a directory bound for a single run (a
+            ``python_path`` entry) is covered again on top of it (:meth:`covers_inside`).
     """
 
     system: tuple[str, ...]
@@ -74,6 +77,7 @@ class Layout:
     hidden: tuple[str, ...]
     reveal: tuple[str, ...]
     masked: tuple[tuple[str, bool], ...] = ()
+    hide: tuple[str, ...] = ()
 
     @property
     def trees(self) -> tuple[str, ...]:
@@ -93,6 +97,25 @@ class Layout:
         found += [("cover" if is_dir else "null", path, 1) for path, is_dir in self.masked]
         return sorted(found, key=lambda item: item[1].rstrip("/").count("/"))
 
+    def covers_inside(self, binds: Iterable[str]) -> list[tuple[str, str, int]]:
+        """The ``cover`` and ``null`` mounts (as :meth:`mounts` gives them) to make again
+        on top of directories bound after the layout (``binds``, their paths in the view):
+        each directory to hide and each masked entry strictly inside one of them, parents
+        first."""
+        tops = [path for path in binds if path != "/"]
+
+        def within(path: str) -> bool:
+            return any(path != top and _inside(path, top) for top in tops)
+
+        found = [("cover", path, 1) for path in _outermost(path for path in self.hide if within(path))]
+        covered = [path for _, path, _ in found]
+        found += [
+            ("cover" if is_dir else "null", path, 1)
+            for path, is_dir in self.masked
+            if within(path) and not any(_inside(path, top) for top in covered)
+        ]
+        return sorted(found, key=lambda item: item[1].rstrip("/").count("/"))
+
     def present(self) -> Layout:
         """This layout without what has left the host since it was made (a world-writable
         or hidden directory, a masked file, a revealed directory removed meanwhile): inside
@@ -109,6 +132,7 @@ class Layout:
             hidden=tuple(path for path in self.hidden if mountable(path)),
             reveal=tuple(path for path in self.reveal if os.path.isdir(path)),
             masked=tuple(item for item in self.masked if os.path.lexists(item[0])),
+            hide=tuple(path for path in self.hide if os.path.isdir(path)),
         )
 
     def shows(self, path: str) -> bool:
@@ -201,18 +225,32 @@ def build_layout(
     system, links = system_tree()
     reveal = tuple(p for p in _outermost(_real_dirs(readable_dirs)) if not any(_inside(p, t) for t in system))
     bare = Layout(system=system, links=links, scratch=(), hidden=(), reveal=reveal)
-    primary = {"/tmp", "/var/tmp", "/dev/shm"}  # noqa: S108
-    found = [p for p in _real_dirs(world_writable_dirs([*_WORLD_WRITABLE_PARENTS, *reveal])) if bare.shows(p)]
-    scratch = tuple(
-        (p, disk_mb if p in primary else min(disk_mb, SMALL_SCRATCH_MB)) for p in _outermost([*SCRATCH, *found])
-    )
-    view = replace(bare, scratch=scratch)
-    hidden = [p for p in _real_dirs([*HIDDEN, *([home] if home else []), *hidden_dirs]) if view.shows(p)]
-    return replace(view, hidden=tuple(_outermost(hidden)))
+    return covering(bare, hidden_dirs=hidden_dirs, disk_mb=disk_mb, home=home)
+
+
+def covering(layout: Layout, *, hidden_dirs: Iterable[str], disk_mb: int, home: str | None) -> Layout:
+    """``layout``'s bound trees (system and revealed) with the covers worked out over all of
+    them: the scratch directories (the world-writable ones one level below a few system
+    directories and below each revealed one) and the hidden directories (``hidden_dirs``
+    and the users' homes) wherever those trees contain them. Its own scratch and hidden
+    entries are replaced, so call it again after revealing more."""
+    primary = replace(layout, scratch=tuple((p, disk_mb) for p in SCRATCH), hidden=())
+    # A world-writable directory needs its own scratch where the view shows it: inside a
+    # bound tree, even one revealed inside /tmp (an interpreter's installation there).
+    found = [p for p in _real_dirs(world_writable_dirs([*_WORLD_WRITABLE_PARENTS, *layout.reveal])) if primary.shows(p)]
+    scratch = (*primary.scratch, *((p, min(disk_mb, SMALL_SCRATCH_MB)) for p in _outermost(found)))
+    view = replace(primary, scratch=scratch)
+    hide = _real_dirs([*HIDDEN, *([home] if home else []), *hidden_dirs])
+    hidden = [p for p in hide if view.shows(p)]
+    return replace(view, hidden=tuple(_outermost(hidden)), hide=tuple(hide))
 
 
 def revealing(layout: Layout, executables: Iterable[str]) -> Layout:
-    """``layout`` plus, read-only, the installation of each executable it would not show."""
+    """``layout`` plus, read-only, the installation of each executable it would not show.
+
+    The covers are not worked out again: pass the result to :func:`covering` so that a
+    hidden or world-writable directory inside a revealed installation is covered too.
+    """
     prefixes = [install_prefix(exe) for exe in executables if not layout.shows(exe)]
     reveal = tuple(p for p in _outermost([*layout.reveal, *prefixes]) if p not in _SPECIAL)
     return replace(layout, reveal=reveal)
@@ -240,6 +278,7 @@ def reachable_by_others(layout: Layout) -> Layout:
         scratch=tuple(item for item in layout.scratch if _others_can_reach(item[0])),
         hidden=tuple(p for p in layout.hidden if _others_can_reach(p)),
         reveal=tuple(p for p in layout.reveal if _others_can_reach(p)),
+        hide=tuple(p for p in layout.hide if _others_can_reach(p)),
     )
 
 

@@ -46,6 +46,7 @@ from tools.builtin.code_executor._launch import Launcher
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
+    covering,
     home_of_current_user,
     reachable_by_others,
     revealing,
@@ -224,11 +225,13 @@ class LocalSandbox:
         hidden_dirs: Sequence[str | os.PathLike[str]],
         readable_dirs: Sequence[str | os.PathLike[str]],
     ) -> Layout:
+        hidden = [os.fspath(d) for d in hidden_dirs]
+        home = home_of_current_user()
         base = build_layout(
-            hidden_dirs=[os.fspath(d) for d in hidden_dirs],
+            hidden_dirs=hidden,
             readable_dirs=[os.fspath(d) for d in readable_dirs],
             disk_mb=self.limits.disk_mb,
-            home=home_of_current_user(),
+            home=home,
         )
         if self._uid is not None and (closed := unreachable_by_others(base)):
             msg = f"LocalSandbox(readable_dirs=...): uid {self._uid} can't reach {closed[0]}; make it o+x or drop it"
@@ -237,7 +240,10 @@ class LocalSandbox:
         self._interpreters = {
             name: [sandbox_executable(argv[0], layout=base), *argv[1:]] for name, argv in source.items()
         }
-        layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        # The covers again, over the interpreters' installations too: a data directory (or a
+        # world-writable one) inside a revealed installation must not show.
+        revealed = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        layout = covering(revealed, hidden_dirs=hidden, disk_mb=self.limits.disk_mb, home=home)
         return reachable_by_others(layout) if self._uid is not None else layout
 
     def languages(self) -> list[str]:

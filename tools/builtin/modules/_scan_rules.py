@@ -103,8 +103,10 @@ FORBIDDEN_NAMES = {
     "__loader__": "reaches the interpreter's internals",
     "__spec__": "reaches the interpreter's internals",
 }
-ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__post_init__", "__repr__", "__str__"})
-ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__file__", "__annotations__"})
+#: Not ``__doc__``: a docstring read as a value is a format string the scan would not see
+#: (``Adapter.__doc__.format(obj)`` with ``"{0.__globals__}"`` as the docstring).
+ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__qualname__", "__post_init__", "__repr__", "__str__"})
+ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__file__", "__annotations__"})
 #: Dunders a string constant may hold (``if __name__ == "__main__"``).
 ALLOWED_STRING_DUNDERS = ALLOWED_DUNDERS | ALLOWED_DUNDER_NAMES | {"__main__"}
 #: Attribute names that reach the interpreter, other modules or an HTTP transport.

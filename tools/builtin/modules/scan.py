@@ -8,7 +8,8 @@ attributes (``__class__``, ``__globals__``, ``__subclasses__``...) and the attri
 reach an interpreter or a transport (``mro``, ``f_globals``, ``poolmanager``,
 ``get_adapter``...), also when a string constant names them (``"__globals__"``,
 ``"f_globals"``, ``"logging.os"``: strings reach attributes through ``getattr``,
-``operator.attrgetter`` or format strings), ``getattr``/``setattr`` with a computed name,
+``operator.attrgetter`` or format strings; docstrings may hold neither a dunder name nor a
+format field reaching an attribute, and ``__doc__`` is refused), ``getattr``/``setattr`` with a computed name,
 format strings that reach attributes, direct HTTP through ``requests`` (modules must use
 ``self.http_session()``) and URL literals outside the manifest's ``api_url``. ``operator``,
 ``functools``, ``ctypes``, ``importlib``, ``pickle``, ``marshal``, ``code``, ``inspect``
@@ -158,7 +159,14 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # a docstring or bare string: never used as a value
+            # A docstring or bare string: prose (URLs and words are fine), but never a
+            # format string or a dunder name (``__doc__`` is refused, yet be sure).
+            text = node.value.value
+            if FORMAT_ATTRIBUTE.search(text):
+                self.add(node.value, "format-attribute", "format strings may not reach dunder or frame attributes.")
+            elif (found := _dunder_named(text)) is not None:
+                self.add(node.value, "forbidden-string", _named(found))
+            return
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -191,16 +199,23 @@ class _Visitor(ast.NodeVisitor):
 
     def _named_in_string(self, node: ast.Constant, value: str) -> None:
         """Refuse a string that names a dunder or a forbidden attribute (once per string)."""
-        for match in DUNDER.finditer(value):
-            if match.group(0) not in ALLOWED_STRING_DUNDERS:
-                self.add(node, "forbidden-string", _named(match.group(0)))
-                return
+        if (found := _dunder_named(value)) is not None:
+            self.add(node, "forbidden-string", _named(found))
+            return
         for match in IDENTIFIER.finditer(URL.sub(" ", value)):
             parts = match.group(0).split(".")
             for part in parts:
                 if part in FORBIDDEN_ATTRS and (len(parts) > 1 or part not in STRING_PATH_ONLY):
                     self.add(node, "forbidden-string", _named(match.group(0) if len(parts) > 1 else part))
                     return
+
+
+def _dunder_named(value: str) -> str | None:
+    """The first dunder name in ``value`` that strings may not hold, if any."""
+    for match in DUNDER.finditer(value):
+        if match.group(0) not in ALLOWED_STRING_DUNDERS:
+            return match.group(0)
+    return None
 
 
 def _named(name: str) -> str:

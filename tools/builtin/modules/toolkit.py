@@ -2,12 +2,15 @@
 
 Composition roots (``OrchestratorService``, scripts, tests) build the toolkit from a store
 folder, the module keys, a sandbox (or another test runner), the module workers and an LLM
-gateway, then register its two tools and, if they want, the 17 old names::
+gateway, then register its two tools and, if they want, the 17 old names. The modules'
+tests and workers run model-written code: both sandboxes hide the data directory (the
+store and its keys)::
 
     keys = ModuleKeys.load(data_dir / "module-keys")
     workers = sandboxed_workers(hidden_dirs=[data_dir], egress=NoEgress())
     kit = ModuleToolkit.create(
-        data_dir / "modules", keys=keys, sandbox=LocalSandbox(), workers=workers, llm_gateway=model
+        data_dir / "modules", keys=keys, sandbox=LocalSandbox(hidden_dirs=[data_dir]), workers=workers,
+        llm_gateway=model,
     )
     kit.register(registry)
 """
@@ -80,7 +83,8 @@ class ModuleToolkit:
         Args:
             root: The store's folder.
             keys: The credentials and signing keys.
-            sandbox: Runs the modules' tests (a ``LocalSandbox`` with workspace support).
+            sandbox: Runs the modules' tests (a ``LocalSandbox`` with workspace support, hiding
+                the data directory that holds ``root`` and the keys).
             test_runner: Runs the tests instead of a ``SandboxTestRunner`` over ``sandbox``.
             llm_gateway: The model ``repair`` asks (None: repair is off).
             python_path: What the tests may import (default: the project and pydantic).

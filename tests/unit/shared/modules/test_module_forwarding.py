@@ -86,6 +86,9 @@ def test_urls_under_the_api_url_are_sent(forward: Callable[..., dict[str, Any]],
         "https://api.example.test:8443/v2/items",
         "https://api.example.test:8443/v1/../admin",
         "https://api.example.test:8443/v1/%2e%2e/admin",
+        "https://api.example.test:8443/v1/..%2fadmin",  # a server that decodes before it resolves
+        "https://api.example.test:8443/v1/..;/admin",  # one that drops ;parameters
+        "https://api.example.test:8443/v1/..\\admin",  # one that takes \ for /
         "https://user:pass@api.example.test:8443/v1/items",
         "file:///etc/passwd",
         "not a url",

@@ -14,6 +14,7 @@ from tools.builtin.code_executor._bwrap import bwrap_argv, prlimit_argv
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
+    covering,
     reachable_by_others,
     revealing,
     sandbox_executable,
@@ -107,6 +108,27 @@ def test_an_interpreter_the_view_does_not_show_is_resolved_or_revealed(tmp_path:
     assert revealing(layout, ["/usr/bin/env"]).reveal == ()
 
 
+def test_covers_are_worked_out_again_over_a_revealed_installation(tmp_path: Path) -> None:
+    prefix = tmp_path / "opt" / "py"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python3").write_bytes(b"")
+    (prefix / "var" / "data").mkdir(parents=True)
+    (prefix / "spool").mkdir()
+    (prefix / "spool").chmod(0o1777)
+    hidden = [str(prefix / "var" / "data")]
+    base = build_layout(hidden_dirs=hidden, disk_mb=8, home=None)
+    revealed = revealing(base, [str(prefix / "bin" / "python3")])
+    assert revealed.reveal == (str(prefix),)
+    assert base.hidden == revealed.hidden == ()  # worked out before the installation showed
+    layout = covering(revealed, hidden_dirs=hidden, disk_mb=8, home=None)
+    assert layout.hidden == (str(prefix / "var" / "data"),)
+    assert (str(prefix / "spool"), 4) in layout.scratch  # inside /tmp's scratch, but bound again
+    assert layout.shows(str(prefix / "bin" / "python3")) is True
+    assert layout.shows(str(prefix / "var" / "data" / "keys")) is False
+    assert layout.shows(str(prefix / "spool" / "theirs.txt")) is False
+    assert covering(layout, hidden_dirs=hidden, disk_mb=8, home=None) == layout
+
+
 def test_directories_other_users_cannot_reach_are_left_out_for_the_sandbox_uid() -> None:
     base = Path(tempfile.mkdtemp(prefix="tooldeck-layout-test-"))  # in the world-traversable /tmp
     try:
@@ -165,6 +187,32 @@ def test_bwrap_command_line() -> None:
     assert prlimit_argv("/usr/bin/prlimit", limits) == [
         "/usr/bin/prlimit", "--cpu=5:6", "--as=1024", "--nproc=32", "--core=0", "--",
     ]  # fmt: skip
+
+
+def test_what_is_hidden_or_masked_inside_a_runs_bind_is_covered_again_on_top_of_it() -> None:
+    layout = Layout(
+        system=("/etc", "/usr"), links=(), scratch=(), hidden=("/etc/app/data",), reveal=(),
+        masked=(("/usr/lib/site/private.txt", False), ("/etc/app/data/sub", True), ("/usr/other.txt", False)),
+        hide=("/etc/app/data", "/root", "/srv/checkout/data", "/srv/checkout/data/deeper"),
+    )  # fmt: skip
+    again = layout.covers_inside(["/etc/app", "/srv/checkout", "/usr/lib/site", "/root/venv/site"])
+    assert again == [
+        ("cover", "/etc/app/data", 1),
+        ("cover", "/srv/checkout/data", 1),
+        ("null", "/usr/lib/site/private.txt", 1),
+    ]
+    assert layout.covers_inside(["/etc/app/data"]) == [("cover", "/etc/app/data/sub", 1)]  # the bind itself shows
+    argv = bwrap_argv(
+        "bwrap", command=["python3", "/w/main.py"], cwd="/w", layout=layout, disk_mb=8, program_fd=5,
+        status_fd=6, seccomp_fd=None, isolate_network=True, isolate_filesystem=True,
+        binds=[("/srv/checkout", "/srv/checkout", False)],
+    )  # fmt: skip
+    bind = argv.index("/srv/checkout")
+    cover = argv.index("/srv/checkout/data")
+    assert argv[bind - 1 : bind + 2] == ["--ro-bind", "/srv/checkout", "/srv/checkout"]
+    assert argv[cover - 1] == "--tmpfs" and cover > bind
+    chdir = argv.index("--chdir")
+    assert argv[chdir - 4 : chdir] == ["--remount-ro", "/srv/checkout/data", "--remount-ro", "/"]
 
 
 # -- masks: what only the application's uid or groups may read --------------------------

@@ -188,6 +188,35 @@ def test_the_attrgetter_escape_that_passed_the_old_scan_is_refused() -> None:
     assert ("forbidden-string", "adapter.py", 6) in found
 
 
+#: A docstring is a string constant too: read back through ``__doc__`` it is a format string
+#: that reaches ``os.environ`` (this module passed the hardened scan, and read the host's
+#: environment when run in process).
+DOCSTRING_ESCAPE = '''
+from typing import Any
+from shared.adapters.base import BaseAdapter
+
+
+class Adapter(BaseAdapter[dict[str, Any]]):
+    """{0.__globals__[logging].os.environ}"""
+
+    def fetch_raw(self, config):
+        return [{"leak": Adapter.__doc__.format(BaseAdapter.fetch)}]
+
+    def transform(self, raw):
+        return list(raw)
+'''
+
+
+def test_a_docstring_read_back_as_a_format_string_is_refused() -> None:
+    found = _rules(DOCSTRING_ESCAPE)
+    assert ("format-attribute", "adapter.py", 7) in found, found
+    assert ("forbidden-attribute", "adapter.py", 10) in found, found
+    for code in ('"""See __globals__."""\n', 'def f():\n    """{0.f_back}"""\n', "X = __doc__\n"):
+        assert _rules(HEADER + code + TAIL), code
+    prose = '"""Runs from https://docs.example.com: inspect the os and sys fields of __init__."""\n'
+    assert _rules(HEADER + prose + TAIL) == []
+
+
 @pytest.mark.parametrize(
     "module", ["operator", "functools", "ctypes", "importlib", "pickle", "marshal", "code", "inspect", "gc"]
 )
