@@ -39,9 +39,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import cache
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from tools.builtin.knowledge._records import MAX_LIMIT, check_filters, parse_id, prepare_row
 from tools.builtin.knowledge.query import QueryTerm, parse_query
@@ -58,8 +57,6 @@ TABLE = "tooldeck_knowledge"
 #: The text search configuration of snippets (``simple``, plus ``unaccent`` when available).
 SEARCH_CONFIG = "tooldeck_search"
 _BATCH_ROWS = 1_000
-_MARKS = regex.compile(r"\p{Mn}+")
-_WORDS = regex.compile(r"[\p{L}\p{N}\p{Co}]+")
 
 
 def _search_config(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
@@ -315,8 +312,22 @@ def _folded(text: str) -> str:
     return " ".join(_words(text))
 
 
+@cache
+def _word_patterns() -> tuple[Any, Any]:
+    """Combining marks and words (letters, digits, private use) as SQLite's tokenizer sees them.
+
+    ``regex`` (the ``postgres`` extra) is imported here, not at module level: the builtin
+    tools import this module, and a core install without the extra must still load them.
+    """
+    import regex
+
+    return regex.compile(r"\p{Mn}+"), regex.compile(r"[\p{L}\p{N}\p{Co}]+")
+
+
 def _words(text: str) -> list[str]:
-    return _WORDS.findall(_MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold())
+    marks, words = _word_patterns()
+    folded: list[str] = words.findall(marks.sub("", unicodedata.normalize("NFKD", text)).casefold())
+    return folded
 
 
 def _tsquery(groups: list[list[QueryTerm]]) -> str | None:
