@@ -284,6 +284,7 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
         "freedom": args.freedom,
         "executor": args.executor,
         "ray_address": args.ray_address,
+        "max_subagent_iterations": args.max_subagent_iterations,  # the budget of --agent's task delegates
     }
     return Settings.from_env(env, **flags)
 

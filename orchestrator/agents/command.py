@@ -65,7 +65,12 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace", metavar="DIR", default=".", help="the workspace of --pipeline and --agent (default .)"
     )
-    parser.add_argument("--max-subagent-iterations", type=int, metavar="N", help="model turns per sub-agent, 1-10 (3)")
+    parser.add_argument(
+        "--max-subagent-iterations",
+        type=int,
+        metavar="N",
+        help="model turns per sub-agent (the pipeline's, and those --agent delegates to with task), 1-10 (3)",
+    )
     parser.add_argument("--max-cycles", type=int, metavar="N", default=3, help="review rounds, 1-10 (3)")
 
 
