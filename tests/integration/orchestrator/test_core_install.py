@@ -3,10 +3,11 @@ virtualenv, an empty directory, nothing configured. The test environment has eve
 each distribution outside the core install (``install_requires`` and what those require) is
 hidden from the child processes: importing it fails as it would in a fresh virtualenv.
 
-The user writes ``mytools.py``, runs ``python -m orchestrator --registry mytools:build --model
-test "try my tools"``, sees every tool called, then ``tooldeck runs show``; the README's first
-command answers too. (A module an extra provides, imported on these paths, broke them: the
-PostgreSQL knowledge store's ``regex``, the MCP SDK through the orchestrator's MCP handlers.)
+The user writes the README's ``mytools.py``, runs ``python -m orchestrator --registry
+mytools:build --model test "try my tools"``, sees every tool called as the README shows, then
+``tooldeck runs show``; the README's first command answers too. (A module an extra provides,
+imported on these paths, broke them: the PostgreSQL knowledge store's ``regex``, the MCP SDK
+through the orchestrator's MCP handlers.)
 """
 
 from __future__ import annotations
@@ -24,29 +25,20 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from tests.integration.orchestrator.test_onboarding import FENCE
+
 ROOT = Path(__file__).resolve().parents[3]
 
-MYTOOLS = textwrap.dedent(
-    '''
-    from tools import LocalToolRegistry, ToolCategory, ToolManual
 
+def readme_walkthrough() -> tuple[str, list[str]]:
+    """The README's ``mytools.py`` and the answer its console transcript shows (up to ``...``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    bodies = [(m.group("info").strip(), m.group("body")) for m in FENCE.finditer(text)]
+    index = next(i for i, (info, body) in enumerate(bodies) if info == "python" and body.startswith("# mytools.py"))
+    console = bodies[index + 1][1].splitlines()
+    assert console[0] == '$ python -m orchestrator --registry mytools:build --model test "try my tools"'
+    return bodies[index][1], console[1 : console.index("...")]
 
-    def build() -> LocalToolRegistry:
-        registry = LocalToolRegistry()
-
-        @registry.tool(manual=ToolManual(name="add", risk="safe", mutating=False, category=ToolCategory.COMPUTE))
-        def add(a: int, b: int) -> int:
-            """Add two integers."""
-            return a + b
-
-        @registry.tool(manual=ToolManual(name="shout", risk="safe", mutating=False, category=ToolCategory.COMPUTE))
-        def shout(text: str) -> str:
-            """Upper-case a text."""
-            return text.upper()
-
-        return registry
-    '''
-)
 
 HIDE = textwrap.dedent(
     """
@@ -145,15 +137,13 @@ def test_the_hiding_works(fresh: tuple[Path, dict[str, str]]) -> None:
 
 
 def test_write_a_tool_try_it_and_see_the_run_with_the_core_install_only(fresh: tuple[Path, dict[str, str]]) -> None:
+    """The README's walkthrough, pasted: its mytools.py, its command, the answer it shows."""
     project, env = fresh
-    (project / "mytools.py").write_text(MYTOOLS)
+    mytools, answer = readme_walkthrough()
+    (project / "mytools.py").write_text(mytools)
     tried = sh(project, env, "-m", "orchestrator", "--registry", "mytools:build", "--model", "test", "try my tools")
     assert tried.returncode == 0, tried.stderr
-    assert tried.stdout.split("\n\ntrace:")[0].splitlines() == [
-        "I called 2 tool(s):",
-        '- add({"a": 1, "b": 1}) -> success: 2',
-        '- shout({"text": "text-example"}) -> success: TEXT-EXAMPLE',
-    ]
+    assert tried.stdout.split("\n\ntrace:")[0].splitlines() == answer
     match = re.search(r"^run (run_[0-9a-f]{32}) recorded: tooldeck runs show \1$", tried.stdout, re.MULTILINE)
     assert match, tried.stdout
 
