@@ -15,6 +15,7 @@ from tools.manual import ToolCategory
 
 if TYPE_CHECKING:
     from tools.builtin.code_executor import SandboxClient
+    from tools.builtin.workspace import Delegate
     from tools.routing import ToolRouter
 
 #: What ``tools=`` takes: tools, plain functions, and registries (their registrations copied).
@@ -85,9 +86,10 @@ def register_workspace(
     *,
     read_only: bool,
     sandbox: SandboxClient | None,
+    delegate: Delegate | None = None,
 ) -> list[str]:
     """The workspace tools over ``root`` (read-only: nothing may be written, ``bash`` mounts the
-    workspace read-only).
+    workspace read-only); ``task`` too when a ``delegate`` is given.
 
     Raises:
         OwnToolError: ``root`` is not a directory, or a workspace tool's name is taken.
@@ -100,7 +102,7 @@ def register_workspace(
         )
     except ToolDefinitionError as exc:
         raise OwnToolError(f"--workspace: {exc}") from None
-    tools = workspace_tools(workspace)
+    tools = workspace_tools(workspace, delegate=delegate)
     taken = [tool.name for tool in tools if tool.name in registry]
     if taken:
         raise OwnToolError(
@@ -111,11 +113,19 @@ def register_workspace(
     return [tool.name for tool in tools]
 
 
-def no_tools_message(agent_type: str, router: ToolRouter, registry: LocalToolRegistry) -> str:
-    """Why ``agent_type`` would get no tool: its profile, then each tool's routing decision."""
+def no_tools_message(agent_type: str, router: ToolRouter, registry: LocalToolRegistry, left: Sequence[str] = ()) -> str:
+    """Why ``agent_type`` would get no tool: its profile, then each tool's routing decision.
+    ``left``: the helpers it would have (``task``, the result readers), none of them a tool to
+    work with."""
     decisions = router.explain_text(agent_type, registry.manuals())
+    only = (
+        f"It would have only {', '.join(left)}: reading back results, or handing work to agents that get no more "
+        "tools than it has, is nothing to work with.\n"
+        if left
+        else ""
+    )
     return (
-        f"the {agent_type!r} agent would get no tools, so it is not started. How its tools were chosen:\n"
+        f"the {agent_type!r} agent would get no tools, so it is not started. {only}How its tools were chosen:\n"
         f"{decisions}\n"
         "Fix: pick another --agent, add tools its profile allows (--registry), or widen its profile in a "
         "--routing-config file (add_categories / add_tools)."

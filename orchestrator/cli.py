@@ -285,6 +285,7 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
         "freedom": args.freedom,
         "executor": args.executor,
         "ray_address": args.ray_address,
+        "max_subagent_iterations": args.max_subagent_iterations,  # the budget of --agent's task delegates
     }
     return Settings.from_env(env, **flags)
 
@@ -332,7 +333,7 @@ def _pipeline(
     """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks;
     or ``--resume`` of a paused pipeline (``resume``, its state). Recorded like agent runs."""
     from orchestrator.agents import PipelineState
-    from orchestrator.runlog import RunLog
+    from orchestrator.runlog import RecordingApprover, RunLog
     from tools.approvals import StateSigner
 
     if args.question:
@@ -370,11 +371,14 @@ def _pipeline(
     store = _cli_options.run_store(args, env, settings.data_dir)
     secrets = [s.get_secret_value() for s in (settings.api_key,) if s is not None]
     log = None if store is None else RunLog(store, agent="pipeline", model=settings.model, secrets=secrets)
+    approver = _approval_cli.pipeline_approver(args.approve, stdin, stderr)
+    if approver is not None and log is not None and args.approve == "ask":  # a person's answers go on record
+        approver = RecordingApprover(approver, log)
     view = _cli_options.progress_view(args, stderr, settings.model)
     with view if view is not None else contextlib.nullcontext():
         return run_pipeline_command(
             args, env=env, model=model, build_model=build, stdout=stdout, stderr=stderr, policy=policy,
-            approver=_approval_cli.pipeline_approver(args.approve, stdin, stderr), saved=saved, resume=resume,
+            approver=approver, saved=saved, resume=resume,
             decide=lambda paused: _approval_cli.decisions(args, paused), hooks=view, run_log=log,
             hidden_dirs=secret_dirs(settings.data_dir, policy.store, saved.signer),
         )  # fmt: skip

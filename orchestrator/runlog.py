@@ -96,7 +96,8 @@ class RunLog:
                              model=self.model, started_at=now, updated_at=now))  # fmt: skip
 
     def asking(self) -> _Asked:
-        """The scope of one run: approvals asked at the terminal inside it are recorded with it."""
+        """The scope of one run: approvals asked at the terminal inside it are recorded with it
+        (inside another scope, that one goes on collecting)."""
         return _Asked(self._asked)
 
     def finished(self, run: AgentRun, question: str | None = None) -> RunRecord | None:
@@ -270,16 +271,19 @@ class RunLog:
     def _merge_approvals(self, earlier: RunRecord | None, pending: Sequence[ApprovalRequest]) -> list[RecordedApproval]:
         """The run's approvals: earlier ones (a pending one settled by a decision taken now, on
         resume or at the terminal), new ones asked now, and the calls held now."""
-        now_asked = list(self._asked.get() or ())
-        newest = {a.call_id: a for a in now_asked}
+        unused = list(self._asked.get() or ())
         out: list[RecordedApproval] = []
         for approval in earlier.approvals if earlier is not None else ():
-            decision = newest.pop(approval.call_id, None) if approval.decision == "pending" else None
-            if decision is not None:
-                update = {"decision": decision.decision, "decided_by": decision.decided_by, "at": decision.at}
-                approval = approval.model_copy(update=update)  # noqa: PLW2901 - the settled version replaces it
+            if approval.decision == "pending":
+                # The newest decision about that call settles it (several steps of a pipeline
+                # may each have a call of that id: one decision settles one pending entry).
+                decision = next((a for a in reversed(unused) if a.call_id == approval.call_id), None)
+                if decision is not None:
+                    unused.remove(decision)
+                    update = {"decision": decision.decision, "decided_by": decision.decided_by, "at": decision.at}
+                    approval = approval.model_copy(update=update)  # noqa: PLW2901 - the settled version replaces it
             out.append(approval)
-        out += [a for a in now_asked if a.call_id in newest and a.tool]  # a resume's decision alone names no tool
+        out += [a for a in unused if a.tool]  # a resume's decision alone names no tool
         held = {a.call_id for a in out if a.decision == "pending"}
         out += [_pending(request) for request in pending if (request.call_id or "") not in held]
         return out
@@ -306,7 +310,8 @@ class _Asked:
         self._token: Any = None
 
     def __enter__(self) -> list[RecordedApproval]:
-        collected: list[RecordedApproval] = []
+        current = self._var.get()
+        collected: list[RecordedApproval] = current if current is not None else []
         self._token = self._var.set(collected)
         return collected
 

@@ -13,10 +13,11 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import SecretStr
 
+from orchestrator._delegation import Delegation
 from orchestrator._own_tools import OwnTool, OwnToolError, no_tools_message, register_own, register_workspace, writes
 from orchestrator.agents.prompts import agent_prompt
 from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from orchestrator.graph._approvals import GraphApprover
     from orchestrator.graph.hooks import RunHooks
     from shared.modules import ModuleAdapters
-    from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, Deny, StateSigner
+    from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, Approver, Deny, StateSigner
     from tools.artifacts import ResultBudget
     from tools.executors import RemoteExecutor
     from tools.postgres import Database
@@ -95,13 +96,17 @@ class OrchestratorService:
 
     Your own tools (``tools=[...]``) join them; ``builtins=False`` leaves only yours. An
     agent type (``settings.agent``) also gets the workspace tools over ``workspace`` (read,
-    glob, grep, edit, write, patch, bash, todo, skill; a read-only workspace for a read-only
+    glob, grep, edit, write, patch, bash, todo, skill, and ``task``, which delegates to another
+    agent type (see `orchestrator._delegation`); a read-only workspace for a read-only
     profile), sees only the tools its profile allows, and is refused when that leaves none.
     With ``settings.database_url`` the knowledge lives in that PostgreSQL database. With
     ``settings.executor == "ray"``, the compute tools (``math_solver``, ``execute_code``)
     run on the Ray cluster of ``settings.ray_address``; the others use this host's data
     and services and run here.
     """
+
+    #: An --agent's task tool (None: no agent type), bound once the agent's tools are known.
+    _delegation: Delegation | None = None
 
     def __init__(
         self,
@@ -187,6 +192,7 @@ class OrchestratorService:
         self._module_adapters: ModuleAdapters | None = None
         self._builtins = builtins
         self._workspace = workspace
+        self._subagent_hooks = hooks
         self.mcp_handlers = mcp_client_handlers(
             lambda: self.model,
             model_name=lambda: self.model_description,
@@ -217,6 +223,8 @@ class OrchestratorService:
                                                         secrets=self._secrets())  # fmt: skip
         if approver is not None and self.run_log is not None:
             approver = RecordingApprover(approver, self.run_log)
+        if self._delegation is not None:
+            self._delegation.bind(self.tools.names(), cast("Approver | None", approver))
         offered = [tool["function"]["name"] for tool in self.tools.to_openai_tools()]  # hidden old names left out
         self.system_prompt = agent_prompt(agent, offered) if system_prompt is GENERATED else system_prompt
         self.tools_node = ToolsNode(
@@ -291,8 +299,9 @@ class OrchestratorService:
             view = self.registry.for_agent(agent, router, policy=self.policy)
         except RoutingConfigError as exc:
             raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
-        if not set(view.names()) - self._helpers:  # read_artifact alone is no tool to work with
-            raise ServiceConfigError(no_tools_message(agent, router, self.registry))
+        # read_artifact alone is no tool to work with, nor is task: a delegate never gets more than its caller
+        if not set(view.names()) - self._helpers - {"task"}:
+            raise ServiceConfigError(no_tools_message(agent, router, self.registry, view.names()))
         return view
 
     @property
@@ -421,13 +430,22 @@ class OrchestratorService:
     def _register_workspace(self, agent: str) -> None:
         """The workspace tools of an agent type, over ``workspace`` (default: the current
         directory), read-only for a read-only profile; ``bash`` runs in the code sandbox, which
-        hides the data and configuration directories as ``execute_code``'s does."""
+        hides the data and configuration directories as ``execute_code``'s does; ``task``
+        delegates to sub-agents (the profile decides whether the agent sees it)."""
         from tools.builtin.code_executor import LocalSandbox
 
         sandbox = LocalSandbox(hidden_dirs=self._secret_dirs)
         self._closers.append(sandbox.close)
         root = self._workspace if self._workspace is not None else os.getcwd()
-        register_workspace(self.registry, root, read_only=not writes(self._router(), agent), sandbox=sandbox)
+        router = self._router()
+        delegation = Delegation(
+            Path(root), model=lambda: self.model, router=router, policy=self.policy, sandbox=sandbox,
+            max_iterations=self.settings.max_subagent_iterations, hooks=self._subagent_hooks,
+        )  # fmt: skip
+        self._closers.append(delegation.close)
+        self._delegation = delegation
+        read_only = not writes(router, agent)
+        register_workspace(self.registry, root, read_only=read_only, sandbox=sandbox, delegate=delegation.delegate)
 
     def _secrets(self) -> list[str]:
         """The secret values in use, masked in run records wherever they appear."""

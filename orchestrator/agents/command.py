@@ -9,6 +9,7 @@ ID`` continues the run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sysconfig
@@ -64,7 +65,12 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace", metavar="DIR", default=".", help="the workspace of --pipeline and --agent (default .)"
     )
-    parser.add_argument("--max-subagent-iterations", type=int, metavar="N", help="model turns per sub-agent, 1-10 (3)")
+    parser.add_argument(
+        "--max-subagent-iterations",
+        type=int,
+        metavar="N",
+        help="model turns per sub-agent (the pipeline's, and those --agent delegates to with task), 1-10 (3)",
+    )
     parser.add_argument("--max-cycles", type=int, metavar="N", default=3, help="review rounds, 1-10 (3)")
 
 
@@ -162,7 +168,9 @@ def run_pipeline_command(
         resume: A paused pipeline's saved state to continue (``--resume``).
         decide: The person's decisions about the paused step's held calls (``--approve-call``).
         hooks: Hear about each step, model turn and tool call (the progress display).
-        run_log: Records the run (``tooldeck runs show``); a resume moves its record on.
+        run_log: Records the run (``tooldeck runs show``); a resume moves its record on. The
+            answers of an ``approver`` wrapped in its `~orchestrator.runlog.RecordingApprover`
+            are recorded with the run.
         hidden_dirs: The application's data and configuration directories, hidden from the
             default sandbox's programs (the agents' bash and the checks run model-written code).
 
@@ -203,23 +211,25 @@ def run_pipeline_command(
         return EXIT_CONFIG
     started = datetime.now(timezone.utc)
     decisions: dict[str, Approve | Deny] = {}
-    try:
-        if paused is not None:
-            decisions = _decisions(paused, saved, decide)
-            run = pipeline.resume(paused, decisions)
-        else:
-            run = pipeline.run(task, workspace)
-    except ResumeError as exc:
-        print_safe(f"error: resume: {exc}", stderr)
-        return EXIT_CONFIG
-    except ApprovalError as exc:  # the state key cannot be used: a paused step could not be saved safely
-        print_safe(f"error: approvals: {exc}", stderr)
-        return EXIT_CONFIG
-    finally:
-        tools.close()
-        if sandbox is None:
-            box.close()
-    return _finish(run, args, saved, run_log, started=started, decisions=decisions, out=(stdout, stderr))
+    # Approvals a person answers during the run (a RecordingApprover) are collected for its record.
+    with run_log.asking() if run_log is not None else contextlib.nullcontext():
+        try:
+            if paused is not None:
+                decisions = _decisions(paused, saved, decide)
+                run = pipeline.resume(paused, decisions)
+            else:
+                run = pipeline.run(task, workspace)
+        except ResumeError as exc:
+            print_safe(f"error: resume: {exc}", stderr)
+            return EXIT_CONFIG
+        except ApprovalError as exc:  # the state key cannot be used: a paused step could not be saved safely
+            print_safe(f"error: approvals: {exc}", stderr)
+            return EXIT_CONFIG
+        finally:
+            tools.close()
+            if sandbox is None:
+                box.close()
+        return _finish(run, args, saved, run_log, started=started, decisions=decisions, out=(stdout, stderr))
 
 
 def _task(args: argparse.Namespace, paused: PipelineRun | None) -> tuple[str, str]:

@@ -157,11 +157,14 @@ def console(*, stderr: bool = False) -> Console:
 
     It is a `tools._terminal.SafeConsole`: markup only where a ``print`` passes
     ``markup=True`` (interpolate untrusted text with ``markup_safe``), and control characters
-    of everything printed are shown as escapes.
+    of everything printed are shown as escapes. Not on a terminal, printed text is not wrapped
+    (a URL or a command cut at 80 columns cannot be copied, nor found by a script).
     """
     from tools._terminal import SafeConsole
 
-    return SafeConsole(stderr=stderr, soft_wrap=False)
+    out = SafeConsole(stderr=stderr, soft_wrap=False)
+    out.soft_wrap = not out.is_terminal
+    return out
 
 
 def say(text: str, *, err: bool = False) -> None:

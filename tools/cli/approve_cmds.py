@@ -143,7 +143,7 @@ class TerminalApprover:
         )
         if request.preview is not None:  # what an install or a promotion would put in place
             body += f"\n[b]what it changes[/]\n{markup_safe(request.preview.rstrip())}"
-        out.print(Panel(Text.from_markup(body), title="approval needed", expand=False))
+        out.print(Panel(Text.from_markup(body), title="approval needed", expand=False), soft_wrap=False)
 
     @staticmethod
     def _edit(out: Console, stdin: TextIO, prompt: type[Prompt]) -> Approve | Deny:

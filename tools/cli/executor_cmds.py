@@ -97,4 +97,4 @@ def status(
             row["message"] or "",
         )
     out = console()
-    out.print(table if rows else f"No tool binaries in {directory}.")
+    out.print(table if rows else f"No tool binaries in {directory}.", soft_wrap=False)  # cells wrap, never cut

@@ -197,7 +197,8 @@ def describe(
 
     out = console()
     title = f"{config.id} ({config.adapter_type}, {doc['scope']} registry)"
-    out.print(Panel(Syntax(json.dumps(doc["config"], indent=2), "json", word_wrap=True), title=title))
+    shown = Syntax(json.dumps(doc["config"], indent=2), "json", word_wrap=True)
+    out.print(Panel(shown, title=title), soft_wrap=False)  # a panel wraps inside its border
     for line in manual_lines(manual):  # plain text: the console reads no markup, so brackets stay as written
         out.print(line, soft_wrap=True)  # never cut: a sentence or a command stays on its line
     out.print(f"capabilities {', '.join(manual.capabilities) or '-'}")

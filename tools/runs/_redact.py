@@ -3,9 +3,11 @@
 Two layers, as for error messages kept in metrics (``tools.telemetry``): the values the
 application knows to be secret (its API keys) are replaced wherever they appear, then
 secret-looking shapes (``Bearer ...``, ``api_key=...``, provider token prefixes, long
-opaque strings) are masked. What is masked: the content a model, a tool or a person wrote
-(question, answer, error, arguments, reasons, findings, the validation report); mapping keys
-are kept (they are argument names). Identifiers, paths, hashes and times are ours and kept.
+opaque strings) are masked, and so is every value under a secret-sounding name (a tool's
+``password`` argument, whatever it looks like). What is masked: the content a model, a tool
+or a person wrote (question, answer, error, arguments, reasons, findings, the validation
+report); mapping keys are kept (they are argument names). Identifiers, paths, hashes and
+times are ours and kept.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tools.runs.model import RunRecord
-from tools.telemetry._redaction import MASK, redact_text
+from tools.telemetry._redaction import MASK, is_secret_name, redact_text
 
 _MIN_SECRET_CHARS = 4  # shorter "secrets" would mask ordinary words
 
@@ -51,10 +53,18 @@ def _walk(value: Any, known: list[str]) -> Any:
     if isinstance(value, str):
         return _text(value, known)
     if isinstance(value, dict):
-        return {key: _walk(item, known) for key, item in value.items()}
+        return {key: _field(str(key), item, known) for key, item in value.items()}
     if isinstance(value, list):
         return [_walk(item, known) for item in value]
     return value
+
+
+def _field(name: str, value: Any, known: list[str]) -> Any:
+    """A mapping's value: masked whole under a secret-sounding name (``password``: whatever it
+    looks like), else walked."""
+    if is_secret_name(name) and value is not None and not isinstance(value, bool):
+        return MASK
+    return _walk(value, known)
 
 
 def _text(text: str, known: list[str]) -> str:

@@ -16,20 +16,21 @@ from collections.abc import Callable
 MAX_ERROR_CHARS = 200
 MASK = "***"
 
+#: A secret-sounding name (``api_key``, ``X-Auth-Token``, ``db_password``), case ignored.
+_SENSITIVE_NAME = (
+    r"(?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|token|secret|password|passwd|pwd|"
+    r"credentials?|authorization|auth|session|cookie|private[_-]?key|signature|sig)"
+    r"(?:[_-][a-z0-9]+)*"
+)
+_SECRET_KEY = re.compile(_SENSITIVE_NAME, re.IGNORECASE)
+
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # user:password@ in URLs
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), rf"\1{MASK}@"),
     # Authorization schemes
     (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{6,}"), rf"\1 {MASK}"),
     # key=value, key: value, "key": "value" for secret-sounding keys
-    (
-        re.compile(
-            r"(?i)\b((?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|token|secret|password|passwd|pwd|"
-            r"credentials?|authorization|auth|session|cookie|private[_-]?key|signature|sig)"
-            r"(?:[_-][a-z0-9]+)*)(\"?\s*[:=]\s*\"?)([^\s\"'&,;]+)"
-        ),
-        rf"\1\2{MASK}",
-    ),
+    (re.compile(rf"\b({_SENSITIVE_NAME})(\"?\s*[:=]\s*\"?)([^\s\"'&,;]+)", re.IGNORECASE), rf"\1\2{MASK}"),
     # Well-known token shapes
     (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}"), MASK),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), MASK),
@@ -56,6 +57,12 @@ def redact_text(text: str, *, opaque: bool = True) -> str:
     for pattern, replacement in patterns:
         text = pattern.sub(replacement, text)
     return text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a field called ``name`` holds a secret (``password``, ``api_key``, ``X-Auth-Token``);
+    its value is masked whatever it looks like."""
+    return _SECRET_KEY.fullmatch(name) is not None
 
 
 def summarize_error(

@@ -216,3 +216,17 @@ def test_trust_shows_what_a_cloned_registry_runs_without_letting_it_drive_the_te
     assert trusted.code == 0, trusted.err
     assert "tidy (cli): runs 'rm\\x1b]52;c;aGVsbG8=\\x07 done" in trusted.out
     assert_no_raw_controls(trusted.out + trusted.err)
+
+
+def test_piped_output_never_cuts_a_url_or_a_command_at_80_columns(run: Tooldeck, project: Path, tmp_path: Path) -> None:
+    """``tooldeck check`` piped to a file or a script wrapped its lines at 80 columns: the signup
+    URL came out in two pieces, with the ``)`` on a line of its own."""
+    signup = "https://example.com/a/very/long/signup/url/for/the/weather/api/keys?ref=tooldeck-readme"
+    config = weather_config("http://127.0.0.1:9")
+    config["auth"] = {"env_var": "WEATHER_KEY", "header": "X-Api-Key", "signup_url": signup}
+    adopt(project, {"weather": config}, run)
+    env = base_env(tmp_path / "home")
+    del env["WEATHER_KEY"]
+    check = run("check", "weather", env=env)
+    assert check.code == 2
+    assert f"  - environment variable WEATHER_KEY is not set (get one at {signup}); export it and retry\n" in check.out

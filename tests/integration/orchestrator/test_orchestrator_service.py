@@ -89,9 +89,9 @@ def test_an_agent_type_gets_only_its_tools(settings: Settings, tmp_path: Path) -
         assert "reviewer" in denied.error.message
     researcher = settings.model_copy(update={"agent": "researcher"})
     with OrchestratorService(researcher, workspace=tmp_path) as service:
-        assert service.tools.names() == ["web", "web_search", "load_web_page", "read", "glob", "grep", "skill"]
+        assert service.tools.names() == ["web", "web_search", "load_web_page", "read", "glob", "grep", "task", "skill"]
         names = [t["function"]["name"] for t in service.graph.tool_definitions()]
-        assert names == ["web", "read", "glob", "grep", "skill"]  # old names: callable, not offered
+        assert names == ["web", "read", "glob", "grep", "task", "skill"]  # old names: callable, not offered
 
 
 def test_routing_overrides_come_from_a_file_and_bad_files_are_config_errors(settings: Settings, tmp_path: Path) -> None:

@@ -209,5 +209,6 @@ def test_an_agent_left_without_tools_is_refused_saying_why(project: Path, env: d
     refused = orchestrator(project, env, "--agent", "explore", "--routing-config", str(routing), "look around")
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: configuration: the 'explore' agent would get no tools")
+    assert "It would have only task, read_artifact, search_artifact: " in refused.stderr  # task alone adds nothing
     assert "1. profile: 'explore'" in refused.stderr
     assert "read" in refused.stderr and "deny" in refused.stderr

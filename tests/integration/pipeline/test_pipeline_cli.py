@@ -220,3 +220,75 @@ def test_the_pipelines_code_cannot_read_the_applications_secrets(tmp_path: Path,
         assert stdout == f"{config}/tooldeck:\n\n{data}:\nEND\n", result  # both empty covers
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+class _Terminal(io.StringIO):
+    """Typed answers on a terminal (what ``--approve ask`` reads)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _calls(call_id: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    function = {"name": tool, "arguments": json.dumps(arguments)}
+    return {"content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+
+
+def test_approvals_answered_at_the_terminal_are_in_the_pipeline_record(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    """Issue 21 item 5 ("approvals asked and decided"): a pipeline's terminal answers reached the
+    run but not its record (nor were they asked: the steps paused). Two steps whose models both
+    name their call "e1" (servers that number calls per request do) are two approvals, not one."""
+    from tools.runs import FileRunStore
+
+    workspace = _workspace(tmp_path / "ws")
+    env = _env(tmp_path, model_server)
+    test = "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
+    _say(
+        model_server,
+        _edit_call(),  # coder: asked, "y"
+        _calls("w1", "write", path="NOTES.md", content="nothing\n"),  # coder: asked, "n"
+        {"content": "Fixed add()."},
+        _calls("e1", "write", path="tests/test_more.py", content=test),  # test-writer: asked, "y"
+        {"content": "Added a test."},
+        {"content": "VERDICT: APPROVE"},
+    )
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1"],
+        env=env, stdin=_Terminal("y\nn\ny\n"), stdout=out, stderr=err,
+    )  # fmt: skip
+    assert code == 0, err.getvalue() + out.getvalue()
+    assert err.getvalue().count("approval needed") == 3  # each call was asked about at the terminal
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert not (workspace / "NOTES.md").exists() and (workspace / "tests" / "test_more.py").exists()
+    (record,) = FileRunStore(tmp_path / "data" / "runs").list()
+    assert record.status == "approved"
+    assert [(a.call_id, a.tool, a.decision, a.decided_by) for a in record.approvals] == [
+        ("e1", "edit", "approved", "terminal"),
+        ("w1", "write", "denied", "terminal"),
+        ("e1", "write", "approved", "terminal"),
+    ]
+    edit = {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+    assert record.approvals[0].arguments == edit
+    assert record.approvals[1].risk == "moderate" and record.approvals[1].at is not None
+
+
+def test_approve_deny_denies_the_pipeline_s_calls_instead_of_pausing(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    """``--approve deny``: the model is told no and the pipeline goes on (it paused, exit 5: the
+    sub-agents' graphs never saw the approver of their tools' registry)."""
+    workspace = _workspace(tmp_path / "ws")
+    _fix_add_approved(model_server)
+    code, out, err = run(
+        ["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1", "--approve", "deny", "--json"],
+        _env(tmp_path, model_server),
+    )
+    assert code == 7, err + out  # approved by the reviewer, but add() still subtracts: pytest fails
+    done = json.loads(out)
+    (edit,) = done["steps"][0]["tool_calls"]
+    assert (edit["name"], edit["error_type"]) == ("edit", "permission_denied")
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+    assert not (tmp_path / "data" / "paused").exists() or not list((tmp_path / "data" / "paused").iterdir())

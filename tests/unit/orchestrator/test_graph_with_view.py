@@ -121,3 +121,31 @@ def test_graph_in_search_mode_loads_found_tools_for_the_next_turn(coding_registr
     assert model.offered[0] == ["read", "tool_search"]
     assert model.offered[1] == ["read", "lsp", "tool_search"]
     assert [r["status"] for r in run.tool_results] == ["success", "success"]
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_graph_over_a_view_asks_the_registry_s_approver(calls: list[str], tmp_path: Any, decision: str) -> None:
+    """``AgentGraph`` takes "the registry's approver" when given none; over a view that is the
+    approver of the view's registry (the pipeline's agents paused at a terminal without it)."""
+    from tools.approvals import ApprovalPolicy, ApprovalRequest, ApprovalsStore, Approve, Deny
+
+    asked: list[str] = []
+
+    def approver(request: ApprovalRequest) -> Approve | Deny:
+        asked.append(request.tool)
+        return Approve() if decision == "approve" else Deny("not now")
+
+    registry = LocalToolRegistry(
+        policy=ApprovalPolicy("medium", ApprovalsStore(tmp_path / "a.json")), approver=approver
+    )
+    for manual in CODING_TOOL_MANUALS:
+        registry.register(_stub(manual.name, calls), name=manual.name, manual=manual)
+    view = registry.for_agent("coder")
+    assert view.approver is approver
+    model = ScriptedModel({"content": None, "tool_calls": [call("c1", "edit", {"path": "a.py"})]}, {"content": "done"})
+    graph = AgentGraph(model, view)
+    run = graph.run("edit a.py")
+    graph.tools_node.close()
+    assert run.stop_reason == "final_answer" and asked == ["edit"]
+    assert calls == (["edit"] if decision == "approve" else [])
+    assert run.tool_results[0]["status"] == ("success" if decision == "approve" else "error")

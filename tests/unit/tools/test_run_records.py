@@ -191,3 +191,33 @@ def test_bounds() -> None:
     assert bounded_arguments({"a": 1}) == {"a": 1}
     cut = bounded_arguments({"blob": "y" * 10_000}, 100)
     assert isinstance(cut, str) and cut.endswith("more characters not kept)")
+
+
+def test_arguments_named_like_secrets_are_masked_whatever_their_value_looks_like() -> None:
+    """A tool's ``password`` argument is a secret even when it looks like words: it was stored
+    as given (only secret-looking shapes and the known keys were masked)."""
+    arguments = {
+        "password": "correct horse battery",
+        "api_key": "abcd1234",
+        "db": {"Secret": 12345678, "host": "db.local"},
+        "X-Auth-Token": ["t1", "t2"],
+        "max_tokens": 100,
+        "author": "Ana",
+        "session": None,
+    }
+    dirty = record(
+        tool_calls=[RecordedToolCall(call_id="c1", name="login", arguments=arguments, status="success")],
+        approvals=[RecordedApproval(call_id="c1", tool="login", arguments=arguments, decision="pending")],
+    )
+    clean = redacted(dirty)
+    expected = {
+        "password": "***",
+        "api_key": "***",
+        "db": {"Secret": "***", "host": "db.local"},
+        "X-Auth-Token": "***",
+        "max_tokens": 100,
+        "author": "Ana",
+        "session": None,
+    }
+    assert clean.tool_calls[0].arguments == expected
+    assert clean.approvals[0].arguments == expected

@@ -1,8 +1,8 @@
 """MCP for tooldeck: use an MCP server's tools (client) and serve a registry (server).
 
-Needs the ``mcp`` extra (the official SDK): ``pip install -e '.[mcp]'`` in a checkout. The
-names below are imported on first use, so ``tools.external.mcp.features`` (plain data types)
-works without it.
+Needs the ``mcp`` extra (the official SDK): ``pip install -e '.[mcp]'`` in a checkout. Only
+``features`` (the requests a server may send its client, and the handlers' types) loads
+without it, so an application that can answer servers needs no SDK until it connects to one.
 
 Client::
 
@@ -14,6 +14,8 @@ Server::
 
     python -m tools.external.mcp --registry mypackage.tools:build_registry
 """
+
+from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
@@ -39,15 +41,20 @@ if TYPE_CHECKING:
     from tools.external.mcp.tool import MCPTool
     from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
 
-#: Public name -> the module that defines it (imported on first use: the SDK only then).
+#: Public name -> the module that defines it. Imported on first use (PEP 562): the SDK-free
+#: ``features`` module (what an application answers servers with) loads without the extra.
 _LAZY = {
-    "MCPConfigError": "tools.external.mcp._connect",
-    "MCPServerParams": "tools.external.mcp._connect",
-    "MCPAdapter": "tools.external.mcp.adapter",
     "ElicitationRequest": "tools.external.mcp.features",
     "ElicitationResult": "tools.external.mcp.features",
+    "MCPAdapter": "tools.external.mcp.adapter",
     "MCPClientHandlers": "tools.external.mcp.features",
+    "MCPConfigError": "tools.external.mcp._connect",
+    "MCPProgress": "tools.external.mcp.toolset",
     "MCPRequestDeclined": "tools.external.mcp.features",
+    "MCPServerParams": "tools.external.mcp._connect",
+    "MCPTool": "tools.external.mcp.tool",
+    "MCPToolset": "tools.external.mcp.toolset",
+    "ProgressCallback": "tools.external.mcp.toolset",
     "SamplingRequest": "tools.external.mcp.features",
     "SamplingResult": "tools.external.mcp.features",
     "ServableRegistry": "tools.external.mcp.server",
@@ -55,10 +62,6 @@ _LAZY = {
     "serve_http": "tools.external.mcp.server",
     "serve_stdio": "tools.external.mcp.server",
     "serve_stdio_async": "tools.external.mcp.server",
-    "MCPTool": "tools.external.mcp.tool",
-    "MCPProgress": "tools.external.mcp.toolset",
-    "MCPToolset": "tools.external.mcp.toolset",
-    "ProgressCallback": "tools.external.mcp.toolset",
 }
 
 __all__ = [
