@@ -93,7 +93,7 @@ def _structured(target: RegistryLike, function: dict[str, Any]) -> StructuredToo
     async def arun(**arguments: Any) -> tuple[str, dict[str, Any]]:
         return _content(await target.acall_tool(name, **arguments))
 
-    return StructuredTool(
+    return _RegistryStructuredTool(
         name=name,
         description=function.get("description") or name,
         args_schema=function.get("parameters") or {"type": "object", "properties": {}},
@@ -102,6 +102,27 @@ def _structured(target: RegistryLike, function: dict[str, Any]) -> StructuredToo
         response_format="content_and_artifact",
         handle_tool_error=True,
     )
+
+
+class _RegistryStructuredTool(StructuredTool):
+    """A ``StructuredTool`` that hands the model's arguments to the registry whatever their names.
+
+    ``StructuredTool._run`` takes LangChain's own ``config`` and ``run_manager`` keywords and
+    binds ``self``: LangChain overwrites a tool argument called ``config`` or ``run_manager``
+    with its run configuration, and one called ``self`` is a ``TypeError`` that escapes the
+    tool call. These take ``self`` positionally only and no keyword of their own, so LangChain
+    injects nothing and every argument reaches the registry as the model sent it.
+    """
+
+    def _run(self, /, *args: Any, **kwargs: Any) -> Any:
+        if self.func is None:  # pragma: no cover - to_langchain_tools always sets it
+            raise NotImplementedError("this tool has no sync implementation")
+        return self.func(*args, **kwargs)
+
+    async def _arun(self, /, *args: Any, **kwargs: Any) -> Any:
+        if self.coroutine is None:  # pragma: no cover - to_langchain_tools always sets it
+            raise NotImplementedError("this tool has no async implementation")
+        return await self.coroutine(*args, **kwargs)
 
 
 def _content(result: ToolResult) -> tuple[str, dict[str, Any]]:

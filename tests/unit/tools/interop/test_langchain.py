@@ -147,6 +147,33 @@ def test_errors_are_error_messages_the_model_can_read() -> None:
     assert order.invoke({"order": {"product_id": "missing"}}) == "Product not found"
 
 
+def test_arguments_named_like_langchains_own_keywords_reach_the_tool() -> None:
+    # StructuredTool's own _run takes `config` and `run_manager` (LangChain fills them in) and
+    # binds `self`: tool arguments of those names must still reach the registry as sent.
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def configure(
+        config: dict[str, int], run_manager: str = "nobody", callbacks: int = 0, self: str = ""
+    ) -> dict[str, Any]:
+        """Apply a configuration.
+
+        Args:
+            config: The settings to apply.
+            run_manager: Who runs it.
+            callbacks: How many callbacks to register.
+            self: The name of the caller.
+        """
+        return {"config": config, "run_manager": run_manager, "callbacks": callbacks, "self": self}
+
+    sent = {"config": {"retries": 3}, "run_manager": "ops", "callbacks": 2, "self": "agent-7"}
+    (tool,) = to_langchain_tools(registry)
+    message = tool.invoke(_call("configure", sent))
+    assert (message.status, json.loads(message.content)) == ("success", sent)
+    assert json.loads(asyncio.run(tool.ainvoke(_call("configure", sent))).content) == sent
+    assert json.loads(tool.invoke(sent)) == sent
+
+
 def test_breaker_approvals_and_views_apply() -> None:
     registry = build_registry(failure_threshold=1)
 
