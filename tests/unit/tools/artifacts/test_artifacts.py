@@ -169,10 +169,12 @@ def test_artifacts_are_bounded_by_count_and_age(store: ArtifactStore, clock: Clo
 def test_files_are_private_and_hold_no_secret_the_redactor_knows(store: ArtifactStore) -> None:
     token = "ghp_" + "Z" * 36
     known = "correct horse battery staple"
-    private = ArtifactStore(store.directory, redact=lambda text: text.replace(known, "***"))
-    artifact = private.put(f"config: api_key=hunter2hunter2 token {token}\npassword is {known}\n", tool="t")
+    plain = "plainwordskey"
+    private = ArtifactStore(store.directory, redact=lambda text: text.replace(known, "***"), secrets=[plain, None])
+    text = f"config: api_key=hunter2hunter2 token {token}\npassword is {known}\nsent with {plain}\n"
+    artifact = private.put(text, tool="t")
     raw = (store.directory / f"{artifact.handle}.json").read_text()
-    for secret in ("hunter2hunter2", token, known):
+    for secret in ("hunter2hunter2", token, known, plain):
         assert secret not in raw and secret not in artifact.text
     assert stat.S_IMODE(os.stat(store.directory).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.directory / f"{artifact.handle}.json").st_mode) == 0o600
