@@ -208,6 +208,12 @@ class ToolView:
         return self._policy if self._policy is not None else self._registry.policy
 
     @property
+    def approver(self) -> Approver | None:
+        """Who is asked about a call through this view that needs approval (its own, else the
+        registry's); an `AgentGraph` over the view asks it too instead of holding the call."""
+        return self._approver if self._approver is not None else self._registry.approver
+
+    @property
     def searchable(self) -> bool:
         """Whether the view is in search mode."""
         return self._search is not None
