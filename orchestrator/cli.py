@@ -396,7 +396,8 @@ def _service(
     """The service of this invocation: your --registry tools (the ones ``--model test`` calls),
     the approvals (a file, or the database of ``TOOLDECK_DATABASE_URL``; the resume claims
     live beside them), the terminal approver (``--approve ask`` on a terminal), the run
-    records, the user's state key, the result budget, the progress display on a terminal."""
+    records, the user's state key, the result budget, the workspace as MCP roots, the progress
+    display on a terminal."""
     own = _cli_options.own_registries(args.registry, args.app_dir)
     return OrchestratorService(
         settings,
@@ -407,7 +408,7 @@ def _service(
         adopted_tools=None if args.no_builtins else _adopted_tools(env, stderr),
         approvals=_approvals(env, settings),
         budget=result_budget(settings),
-        mcp_roots=[Path.cwd()],
+        mcp_roots=[Path(args.workspace or ".").resolve()],  # the agent's workspace (default: here)
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
         state_signer=signer,

@@ -449,10 +449,7 @@ class OrchestratorService:
 
     def _secrets(self) -> list[str]:
         """The secret values in use, masked in run records wherever they appear."""
-        settings = self.settings
-        values = (settings.api_key, settings.context_api_key, settings.brave_api_key, settings.module_credentials_key,
-                  settings.module_signing_key)  # fmt: skip
-        return [value.get_secret_value() for value in values if value is not None]
+        return _settings_secrets(self.settings)
 
     def _build_executor(self) -> RemoteExecutor | None:
         """``--executor ray``: the Ray cluster the compute tools run on (None: threads here)."""
@@ -658,14 +655,22 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
 
 
 def result_budget(settings: Settings) -> ResultBudget | None:
-    """The result budget the settings ask for, its artifacts under ``data_dir/artifacts``;
-    None when ``result_budget_tokens`` is 0."""
+    """The result budget the settings ask for, its artifacts under ``data_dir/artifacts`` (the
+    settings' secrets masked in them); None when ``result_budget_tokens`` is 0."""
     if not settings.result_budget_tokens:
         return None
     from tools.artifacts import ArtifactStore, ResultBudget
 
-    store = ArtifactStore(settings.data_dir / "artifacts")
+    store = ArtifactStore(settings.data_dir / "artifacts", secrets=_settings_secrets(settings))
     return ResultBudget(store, max_tokens=settings.result_budget_tokens)
+
+
+def _settings_secrets(settings: Settings) -> list[str]:
+    """The secret values ``settings`` hold (API keys, module keys): masked in run records and
+    artifacts wherever they appear."""
+    values = (settings.api_key, settings.context_api_key, settings.brave_api_key, settings.module_credentials_key,
+              settings.module_signing_key)  # fmt: skip
+    return [value.get_secret_value() for value in values if value is not None]
 
 
 def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> ApprovalPolicy:

@@ -13,8 +13,10 @@ The rule: an exception's text reaches the model when its class, or a class on it
   it, but not a class that merely happens to be called ``ToolException`` elsewhere), without
   importing any of those packages; or
 * listed by the application for that tool: ``register(tool, expose_errors=(MyError,))``, as
-  a class (matched with ``isinstance``) or a dotted name (``"tau2.environment.ToolError"``,
-  matched along the MRO without an import).
+  a class (matched with ``isinstance``) or a dotted name (``"mypackage.errors.ToolError"``,
+  ``"builtins.ValueError"``), matched along the MRO without an import. τ²-bench's domain
+  tools, for one, raise plain ``ValueError("Product not found")`` (its environment shows
+  every exception's text to the model), so a port of them names ``ValueError``.
 
 A class named ``ToolError`` in an arbitrary module is not trusted on its name. The name says
 nothing about who the message was written for: plenty of libraries and applications define
@@ -117,6 +119,6 @@ def check_expose_errors(entries: Sequence[Any], *, owner: str) -> tuple[ExposeEn
         else:
             raise ToolDefinitionError(
                 f"{owner}: expose_errors takes exception classes or dotted class names "
-                f"(e.g. 'tau2.environment.tool.ToolError'), not {entry!r}"
+                f"(e.g. ValueError or 'mypackage.errors.ToolError'), not {entry!r}"
             )
     return tuple(checked)

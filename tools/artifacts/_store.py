@@ -8,7 +8,7 @@ outside the directory (``../``, absolute paths, NUL bytes, symlinks are refused 
 filesystem is touched). Artifacts are bounded by count and age (oldest first, checked on
 every write and on read), and by size (longer text is cut with a note). Text is passed
 through the redactor's credential shapes (``Bearer ...``, ``api_key=...``, URL passwords,
-provider token prefixes, JWTs; and an optional known-secrets redactor) before it is
+provider token prefixes, JWTs; and the values given as ``secrets``) before it is
 written: an artifact never holds what the redactor knows to be a secret. Its catch-all for
 long opaque strings is not applied: that would erase the very data the model stores an
 artifact to read (a number of thousands of digits, a hash, base64).
@@ -23,12 +23,13 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools._files import atomic_write_text
 from tools.errors import InvalidArgumentsError, ToolError
+from tools.external._redact import Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +68,9 @@ class ArtifactStore:
             ``<data dir>/artifacts``.
         max_count: Most artifacts kept; the oldest go first.
         max_age: Seconds an artifact is kept (and readable).
-        redact: An extra redaction step run before the secret-shape redactor, e.g. one that
-            masks known secret values.
+        redact: An extra redaction step run before the secret-shape redactor.
+        secrets: Values known to be secret (the application's API keys), masked wherever
+            they appear, whatever they look like.
         clock: Seconds since the epoch (injectable for tests).
 
     Raises:
@@ -82,6 +84,7 @@ class ArtifactStore:
         max_count: int = 200,
         max_age: float = 7 * 24 * 3600.0,
         redact: Callable[[str], str] | None = None,
+        secrets: Iterable[str | None] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_count < 1 or max_age <= 0:
@@ -90,6 +93,7 @@ class ArtifactStore:
         self.max_count = max_count
         self.max_age = max_age
         self._redact = redact
+        self._known = Redactor(secrets)
         self._clock = clock
 
     def __repr__(self) -> str:
@@ -105,6 +109,7 @@ class ArtifactStore:
 
         if self._redact is not None:
             text = self._redact(text)
+        text = self._known.text(text)
         text = redact_text(text, opaque=False)  # credential shapes; data (digits, hashes) stays
         if len(text) > MAX_ARTIFACT_CHARS:
             text = f"{text[:MAX_ARTIFACT_CHARS]}\n[cut: {len(text) - MAX_ARTIFACT_CHARS} more characters not kept]"

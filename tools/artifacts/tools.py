@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 _HANDLE_HELP = "The artifact handle from a tool result, e.g. 'art_0123456789abcdef0123456789abcdef'."
 #: Most matches ``search_artifact`` returns.
 MAX_MATCHES = 50
+#: A line up to this long is shown whole in a match; a longer one (a page or a JSON document
+#: on one line) as :data:`MATCH_CONTEXT` characters either side of each occurrence.
+LINE_SHOWN = 300
+MATCH_CONTEXT = 120
 
 
 class ReadArtifactRequest(BaseModel):
@@ -81,7 +86,7 @@ class ReadArtifactTool(_ArtifactTool):
 
 
 class SearchArtifactTool(_ArtifactTool):
-    """Find text in a stored oversized result: matching lines with their offsets."""
+    """Find text in a stored oversized result: where it occurs, with the text around it."""
 
     RequestModel = SearchArtifactRequest
     category = ToolCategory.SEARCH
@@ -89,24 +94,42 @@ class SearchArtifactTool(_ArtifactTool):
     name = "search_artifact"
     description = (
         "Search a large tool result stored as an artifact for some text (case-insensitive): returns "
-        "the matching lines with their character offsets, to read around with read_artifact."
+        "each match's line, the text around it and its character offsets (offset: where that text "
+        "starts; match_offset: where the match starts), to read on with read_artifact."
     )
 
     def execute_internal(self, request: SearchArtifactRequest) -> dict[str, Any]:
-        """Up to ``max_matches`` lines containing ``query``, each with its offset and number."""
+        """Up to ``max_matches`` matches of ``query``: a short line once, whole; each occurrence
+        in a long line (a page or a document on one line) with the text around it."""
         artifact = self._budget.store.get(check_handle(request.handle))
-        needle = request.query.casefold()
+        pattern = re.compile(re.escape(request.query), re.IGNORECASE)
         matches: list[dict[str, Any]] = []
         total = 0
         offset = 0
         for number, line in enumerate(artifact.text.splitlines(keepends=True), start=1):
-            if needle in line.casefold():
+            body = line.rstrip("\r\n")
+            found = [pattern.search(body)] if len(body) <= LINE_SHOWN else list(pattern.finditer(body))
+            for match in found:
+                if match is None:
+                    continue
                 total += 1
                 if len(matches) < request.max_matches:
-                    shown = line.rstrip("\n")
-                    matches.append({"line": number, "offset": offset, "text": shown[:300]})
+                    matches.append(_match(number, offset, body, match))
             offset += len(line)
         return {"handle": artifact.handle, "query": request.query, "matches": matches, "total_matches": total}
+
+
+def _match(number: int, line_offset: int, body: str, match: re.Match[str]) -> dict[str, Any]:
+    """One match: its line whole when short, else the text around the occurrence."""
+    start, end = 0, len(body)
+    if len(body) > LINE_SHOWN:
+        start, end = max(match.start() - MATCH_CONTEXT, 0), min(match.end() + MATCH_CONTEXT, len(body))
+    return {
+        "line": number,
+        "offset": line_offset + start,
+        "match_offset": line_offset + match.start(),
+        "text": body[start:end],
+    }
 
 
 def register_artifact_tools(registry: LocalToolRegistry, budget: ResultBudget) -> list[str]:

@@ -38,6 +38,7 @@ from tools.errors import ToolError
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
+    from tools.artifacts import ResultBudget
     from tools.result import ToolResult
 
 __all__ = ["LangChainTool", "from_langchain_tool", "to_langchain_tools"]
@@ -61,7 +62,9 @@ class RegistryLike(Protocol):
         ...
 
 
-def to_langchain_tools(target: RegistryLike, *, names: Iterable[str] | None = None) -> list[StructuredTool]:
+def to_langchain_tools(
+    target: RegistryLike, *, names: Iterable[str] | None = None, budget: ResultBudget | None = None
+) -> list[StructuredTool]:
     """LangChain ``StructuredTool``s for the tools ``target`` (a registry or a view) exports.
 
     Args:
@@ -69,6 +72,10 @@ def to_langchain_tools(target: RegistryLike, *, names: Iterable[str] | None = No
             :class:`~tools.routing.ToolView` (then only the agent's tools, and calls are
             refused for tools the agent may not use).
         names: Only these tools (default: every exported tool).
+        budget: A result budget (:class:`~tools.artifacts.ResultBudget`): a result over it
+            is stored as an artifact and the content is its start, size and handle. Register
+            the tools that read it back into ``target`` first
+            (:func:`~tools.artifacts.register_artifact_tools`), so they are converted too.
 
     Returns:
         One ``StructuredTool`` per tool, ``response_format="content_and_artifact"``: the
@@ -80,20 +87,20 @@ def to_langchain_tools(target: RegistryLike, *, names: Iterable[str] | None = No
     for exported in target.to_openai_tools():
         function = exported["function"]
         if wanted is None or function["name"] in wanted:
-            tools.append(_structured(target, function))
+            tools.append(_structured(target, function, budget))
     return tools
 
 
-def _structured(target: RegistryLike, function: dict[str, Any]) -> StructuredTool:
+def _structured(target: RegistryLike, function: dict[str, Any], budget: ResultBudget | None) -> StructuredTool:
     name: str = function["name"]
 
     def run(**arguments: Any) -> tuple[str, dict[str, Any]]:
-        return _content(target.call_tool(name, **arguments))
+        return _content(target.call_tool(name, **arguments), name, budget)
 
     async def arun(**arguments: Any) -> tuple[str, dict[str, Any]]:
-        return _content(await target.acall_tool(name, **arguments))
+        return _content(await target.acall_tool(name, **arguments), name, budget)
 
-    return StructuredTool(
+    return _RegistryStructuredTool(
         name=name,
         description=function.get("description") or name,
         args_schema=function.get("parameters") or {"type": "object", "properties": {}},
@@ -104,11 +111,35 @@ def _structured(target: RegistryLike, function: dict[str, Any]) -> StructuredToo
     )
 
 
-def _content(result: ToolResult) -> tuple[str, dict[str, Any]]:
+class _RegistryStructuredTool(StructuredTool):
+    """A ``StructuredTool`` that hands the model's arguments to the registry whatever their names.
+
+    ``StructuredTool._run`` takes LangChain's own ``config`` and ``run_manager`` keywords and
+    binds ``self``: LangChain overwrites a tool argument called ``config`` or ``run_manager``
+    with its run configuration, and one called ``self`` is a ``TypeError`` that escapes the
+    tool call. These take ``self`` positionally only and no keyword of their own, so LangChain
+    injects nothing and every argument reaches the registry as the model sent it.
+    """
+
+    def _run(self, /, *args: Any, **kwargs: Any) -> Any:
+        if self.func is None:  # pragma: no cover - to_langchain_tools always sets it
+            raise NotImplementedError("this tool has no sync implementation")
+        return self.func(*args, **kwargs)
+
+    async def _arun(self, /, *args: Any, **kwargs: Any) -> Any:
+        if self.coroutine is None:  # pragma: no cover - to_langchain_tools always sets it
+            raise NotImplementedError("this tool has no async implementation")
+        return await self.coroutine(*args, **kwargs)
+
+
+def _content(result: ToolResult, name: str, budget: ResultBudget | None) -> tuple[str, dict[str, Any]]:
     """(content for the model, the result dict as the artifact); an error raises for LangChain."""
     if result.error is not None:
         raise ToolException(result.error.message)
     data = result.data
+    stored = budget.apply({"status": "success", "data": data}, name) if budget is not None else None
+    if stored is not None:  # over budget: the model reads the start, the size and the handle
+        data = stored["data"]
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return text, result.to_dict()
 

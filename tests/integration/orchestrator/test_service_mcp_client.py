@@ -3,6 +3,7 @@ freedom level), elicitation through its approver, its workspace as roots."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -13,9 +14,9 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from orchestrator import OrchestratorService, Settings
+from orchestrator import OrchestratorService, Settings, cli
 from tests.unit.orchestrator.mcp_kit import RecordingModel
-from tools.approvals import ApprovalRequest, Approve, Deny
+from tools.approvals import ApprovalRequest, Approve, Deny, StateSigner
 from tools.store import RegistryService, RegistryStore, ToolConfig
 
 pytestmark = pytest.mark.mcp
@@ -33,8 +34,8 @@ def _settings(tmp_path: Path, freedom: str) -> Settings:
     )
 
 
-def _adopted(tmp_path: Path) -> RegistryService:
-    store = RegistryStore(tmp_path / "u.json", tmp_path / "p.json")
+def _adopted(tmp_path: Path, store: RegistryStore | None = None) -> RegistryService:
+    store = store if store is not None else RegistryStore(tmp_path / "u.json", tmp_path / "p.json")
     service = RegistryService(store, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     server = {
         "command": [sys.executable, str(SERVERS / "features_server.py")],
@@ -94,3 +95,23 @@ def test_below_high_sampling_and_elicitation_go_to_the_approver(tmp_path: Path) 
         assert answered == {"action": "accept", "content": {"name": "Ada"}}
         assert [request.tool for request in asked] == ["mcp_sampling", "mcp_elicitation"]
         assert service.registry.call_tool("features_show_roots").error is not None  # no roots: not declared
+
+
+def test_python_m_orchestrator_gives_servers_its_workspace_as_roots(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
+        "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
+    }
+    user_file = RegistryStore.from_env(env).user_path  # adopted into the user's file: trusted, unlike a project's
+    _adopted(tmp_path, RegistryStore(user_file, user_file))
+    args = cli.build_parser().parse_args(["--workspace", str(workspace), "--freedom", "high", "--no-record", "q"])
+    with cli._service(
+        cli._settings(args, env), env, args, io.StringIO(), io.StringIO(), signer=StateSigner.from_env(env)
+    ) as service:
+        roots = json.loads(service.registry.call_tool("features_show_roots").data)
+    assert roots == [{"uri": workspace.resolve().as_uri(), "name": "project"}]

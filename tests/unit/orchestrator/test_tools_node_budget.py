@@ -62,3 +62,22 @@ def test_without_a_budget_the_cut_is_unchanged(tmp_path: Path) -> None:
     body = json.loads(content)
     assert len(content) <= 2_000 and body["truncated"]["original_chars"] > 2_000
     assert "artifact" not in content and not (tmp_path / "artifacts").exists()
+
+
+def test_the_settings_budget_keeps_the_settings_secrets_out_of_artifacts(tmp_path: Path) -> None:
+    from orchestrator import Settings
+    from orchestrator.service import result_budget
+
+    # Keys that look like ordinary words: no credential shape would catch them.
+    keys = {"api_key": "plainwordsmodelkey", "brave_api_key": "BSAplainwordsbrave", "context_api_key": "ctxwords42"}
+    settings = Settings.from_env({}, data_dir=str(tmp_path / "data"), result_budget_tokens=200, **keys)
+    budget = result_budget(settings)
+    assert budget is not None and budget.store.directory == tmp_path / "data" / "artifacts"
+    page = " ".join(f"line {n}: sent with {list(keys.values())[n % 3]}" for n in range(2_000))
+    view = budget.apply({"status": "success", "data": page}, "load_web_page")
+    assert view is not None
+    handle = view["data"]["artifact"]
+    raw = (budget.store.directory / f"{handle}.json").read_text()
+    assert "line 1999: sent with" in raw
+    for secret in keys.values():
+        assert secret not in raw and secret not in budget.store.get(handle).text

@@ -19,9 +19,9 @@ def _foreign(module: str, name: str, base: type[BaseException] = Exception) -> t
     return type(name, (base,), {"__module__": module})
 
 
-# τ²-bench style: a retail tool raises its own ``ToolError`` defined in its own module.
+# A ported project's own ``ToolError``, defined in its own module: named ToolError, not tooldeck's.
 class ToolError(Exception):
-    """Like τ²-bench's environment ``ToolError``: a class named ToolError, not tooldeck's."""
+    """A class named ToolError in an application's module (not a framework's)."""
 
 
 def _raising(exc: BaseException) -> Any:
@@ -73,18 +73,56 @@ def test_a_class_merely_named_like_a_framework_error_stays_redacted() -> None:
     lookalike = _foreign("langchain_core_extras.errors", "ToolException")("token=abc123 at /srv/app")
     out = _call(lookalike)
     assert "internal error" in out["error"] and "abc123" not in out["error"]
-    # τ²-bench's own ToolError, not named at registration: its text is not trusted on a name.
+    # A project's own ToolError, not named at registration: its text is not trusted on a name.
     out = _call(ToolError("Product not found"))
     assert "internal error" in out["error"] and "Product not found" not in out["error"]
 
 
-def test_tau2_style_tool_error_reaches_the_model_when_named_at_registration() -> None:
+def test_a_projects_own_tool_error_reaches_the_model_when_named_at_registration() -> None:
     assert _call(ToolError("Product not found"), expose_errors=(ToolError,))["error"] == "Product not found"
     dotted = f"{__name__}.ToolError"
     assert _call(ToolError("Product not found"), expose_errors=[dotted])["error"] == "Product not found"
     # Other exceptions of the same tool stay redacted.
     out = _call(KeyError("9999"), expose_errors=(ToolError,))
     assert "internal error" in out["error"] and "9999" not in out["error"]
+
+
+class RetailTools:
+    """The shape of τ²-bench's retail toolkit (sierra-research/tau2-bench,
+    ``src/tau2/domains/retail/tools.py``): methods on a toolkit over a database, whose
+    lookups raise a plain ``ValueError`` that τ²-bench's environment shows to the model as
+    ``Error: <text>``. It defines no error class of its own."""
+
+    def __init__(self, products: dict[str, dict[str, Any]]) -> None:
+        self.products = products
+
+    def _get_product(self, product_id: str) -> dict[str, Any]:
+        if product_id not in self.products:
+            raise ValueError("Product not found")
+        return self.products[product_id]
+
+    def get_product_details(self, product_id: str) -> dict[str, Any]:
+        """Get the inventory details of a product.
+
+        Args:
+            product_id: The product id, such as '6086499569'.
+        """
+        return self._get_product(product_id)
+
+
+@pytest.mark.parametrize("expose", [(ValueError,), ["builtins.ValueError"]], ids=["class", "dotted"])
+def test_tau2_bench_tools_errors_reach_the_model_when_their_class_is_named(expose: Any) -> None:
+    retail = RetailTools({"6086499569": {"name": "T-Shirt"}})
+    registry = LocalToolRegistry()
+    registry.register(retail.get_product_details, expose_errors=expose)
+    assert registry("get_product_details", product_id="6086499569")["data"] == {"name": "T-Shirt"}
+    out = registry("get_product_details", product_id="0000")
+    assert (out["error_type"], out["error"]) == ("execution_error", "Product not found")
+    # The same tool registered without naming the class: the model gets the generic message.
+    plain = LocalToolRegistry()
+    plain.register(retail.get_product_details)
+    out = plain("get_product_details", product_id="0000")
+    assert "internal error" in out["error"] and "Product not found" not in out["error"]
 
 
 def test_an_http_error_carrying_a_token_in_its_url_stays_redacted() -> None:

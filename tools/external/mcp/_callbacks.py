@@ -4,6 +4,11 @@ They translate between the SDK's types and tooldeck's (:mod:`tools.external.mcp.
 run the application's handler in a worker thread (a terminal prompt or a model call must not
 block the event loop that carries the session), bound what the server sent, and turn a
 handler's refusal or failure into the answer the spec prescribes.
+
+A server may also answer a call with "URL elicitation required" (-32042, revision
+2025-11-25): the user must first open pages it names (a sign-in, a payment).
+:func:`complete_url_elicitations` puts each page to the elicitation handler; the caller
+retries the call once when every one was completed.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import mcp_types
 from mcp.client.session import ClientRequestContext
 from pydantic import FileUrl
 
+from tools.errors import ToolError
 from tools.external.mcp._connect import clip
 from tools.external.mcp.features import (
     ElicitationHandler,
@@ -33,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The spec's error code for "the user rejected the request".
 USER_REJECTED = -1
+#: Most pages one "URL elicitation required" error may ask the user to open.
+MAX_URL_ELICITATIONS = 5
 #: Longest text taken from one sampling message, and from all of them together.
 MAX_MESSAGE_CHARS = 20_000
 MAX_SAMPLING_CHARS = 100_000
@@ -176,3 +184,45 @@ def _roots(handlers: MCPClientHandlers, label: str) -> Any:
         )
 
     return on_list_roots
+
+
+async def complete_url_elicitations(error: mcp_types.ErrorData, handlers: MCPClientHandlers | None, label: str) -> None:
+    """Put each page a -32042 error names to the elicitation handler; return when all were completed.
+
+    Raises:
+        ToolError: no handler, a malformed error, too many pages, or a page the user did not
+            complete (declined, cancelled, the handler failed); the message names the pages so
+            that a person can open them and the call be made again.
+    """
+    wanted = _url_elicitations(error)
+    pages = "; ".join(f"{clip(e.url, 500)} ({clip(e.message, 300)})" for e in wanted[:MAX_URL_ELICITATIONS])
+    again = f"The MCP server {label!r} needs the user to complete a step in a browser first: {pages or 'no page named'}"
+    handler = handlers.elicitation if handlers is not None else None
+    if handler is None or not wanted or len(wanted) > MAX_URL_ELICITATIONS:
+        raise ToolError(f"{again}. Ask the user to open it, then call the tool again.")
+    for elicitation in wanted:
+        request = ElicitationRequest(
+            server=label, message=clip(elicitation.message, 4_000), mode="url", url=elicitation.url
+        )
+        try:
+            result: ElicitationResult = await _in_thread(handler, request)
+            action = result.action
+        except MCPRequestDeclined as exc:
+            logger.info("MCP server %s: URL elicitation declined (%s)", label, exc.reason)
+            action = "decline"
+        except Exception:
+            logger.exception("MCP server %s: the elicitation handler failed", label)
+            action = "cancel"
+        if action != "accept":
+            raise ToolError(f"{again}. The user did not complete it ({action}); the call was not made.")
+
+
+def _url_elicitations(error: mcp_types.ErrorData) -> list[mcp_types.ElicitRequestURLParams]:
+    data = error.data if isinstance(error.data, Mapping) else {}
+    raw = data.get("elicitations")
+    if not isinstance(raw, list):
+        return []
+    try:
+        return [mcp_types.ElicitRequestURLParams.model_validate(entry) for entry in raw]
+    except ValueError:  # pydantic's ValidationError: a malformed entry, nothing safe to show
+        return []

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 import anyio
 import mcp_types
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
 
 from tools.errors import UpstreamError
+from tools.external.mcp._callbacks import complete_url_elicitations
 from tools.external.mcp._connect import ClientOptions, make_client
 from tools.external.mcp._errors import translate
 from tools.external.mcp._tasks import call_as_task, runs_as_task, ttl_for
@@ -80,7 +81,34 @@ async def _call(
     progress: SDKProgress | None,
     task_support: str | None,
 ) -> mcp_types.CallToolResult:
-    """``tools/call``, as an MCP task when the tool is task-capable and the server runs tasks."""
+    """``tools/call``, as an MCP task when the tool is task-capable and the server runs tasks.
+
+    A "URL elicitation required" answer (-32042) puts the pages it names to the elicitation
+    handler and, when the user completed them all, makes the call once more.
+    """
+    try:
+        return await _call_once(
+            client, options, name, arguments, timeout=timeout, progress=progress, task_support=task_support
+        )
+    except MCPError as exc:
+        if exc.error.code != mcp_types.URL_ELICITATION_REQUIRED:
+            raise
+        await complete_url_elicitations(exc.error, options.handlers, options.params.label)
+    return await _call_once(
+        client, options, name, arguments, timeout=timeout, progress=progress, task_support=task_support
+    )
+
+
+async def _call_once(
+    client: Client,
+    options: ClientOptions,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    timeout: float,
+    progress: SDKProgress | None,
+    task_support: str | None,
+) -> mcp_types.CallToolResult:
     if runs_as_task(client, task_support):
         router = options.progress_router
         return await call_as_task(client, name, arguments, progress=progress, router=router, ttl_ms=ttl_for(timeout))

@@ -138,6 +138,32 @@ def test_elicitation_is_routed_to_the_handler(toolset: MCPToolset, recorder: Rec
     assert asked.requested_schema["required"] == ["name"]
 
 
+def test_a_url_elicitation_required_answer_asks_the_user_then_calls_again(
+    toolset: MCPToolset, recorder: Recorder
+) -> None:
+    recorder.answer = ElicitationResult("accept")
+    assert toolset.call("sign_in", {"account": "ada"}).data == "signed in as ada"
+    (asked,) = recorder.elicited
+    assert (asked.mode, asked.url) == ("url", "https://auth.example/sign-in?account=ada")
+    assert asked.message == "Sign in as ada in your browser."
+    recorder.answer = ElicitationResult("decline")
+    refused = toolset.call("sign_in", {"account": "bob"})  # not completed: no second call
+    assert refused.error is not None and refused.error.type == "execution_error"
+    assert "https://auth.example/sign-in?account=bob" in refused.error.message
+    assert "did not complete it (decline)" in refused.error.message
+
+
+def test_without_an_elicitation_handler_the_page_is_named_for_the_user(server: dict[str, Any]) -> None:
+    with MCPToolset(**server, call_timeout=30) as plain:
+        result = plain.call("sign_in", {"account": "ada"})
+    assert result.error is not None and not result.error.retryable
+    assert result.error.message == (
+        f"The MCP server {plain.label!r} needs the user to complete a step in a browser first: "
+        "https://auth.example/sign-in?account=ada (Sign in as ada in your browser.). "
+        "Ask the user to open it, then call the tool again."
+    )
+
+
 def test_roots_are_the_workspace_as_file_uris(toolset: MCPToolset, recorder: Recorder, tmp_path: Path) -> None:
     assert json.loads(toolset.call("show_roots").data) == [
         {"uri": (tmp_path / "workspace").as_uri(), "name": "workspace"}
@@ -165,9 +191,17 @@ def test_a_task_required_tool_runs_as_a_task_with_progress(toolset: MCPToolset, 
 
 
 def test_a_task_is_cancelled_on_timeout(toolset: MCPToolset) -> None:
-    stuck = toolset.call("stuck_task", timeout=1.5)
+    # Open the session first: a call's timeout also covers starting the server, and under load
+    # that alone can outlast it, so that no task would exist to cancel.
+    assert json.loads(toolset.call("task_states").data) == {}
+    stuck = toolset.call("stuck_task", timeout=3)
     assert stuck.error is not None and stuck.error.type == "timeout"
-    assert json.loads(toolset.call("task_states").data) == {"stuck_task": "cancelled"}
+    deadline = time.monotonic() + 60  # a bound, not a timing assertion
+    states = json.loads(toolset.call("task_states").data)
+    while states.get("stuck_task") == "working" and time.monotonic() < deadline:
+        time.sleep(0.01)  # the cancel request may still be on its way
+        states = json.loads(toolset.call("task_states").data)
+    assert states == {"stuck_task": "cancelled"}
 
 
 def test_a_task_is_cancelled_when_the_caller_is(server: dict[str, Any]) -> None:

@@ -84,8 +84,25 @@ def test_read_and_search_artifact_read_the_rest(store: ArtifactStore) -> None:
     assert found["total_matches"] == 1
     (match,) = found["matches"]
     assert match["line"] == 1500 and PAGE[match["offset"] :].startswith("line 1500:")
+    assert match["match_offset"] == match["offset"]  # a short line is shown whole
     many = registry("search_artifact", handle=handle, query="fox", max_matches=5)["data"]
     assert many["total_matches"] == 2000 and len(many["matches"]) == 5
+
+
+def test_search_finds_the_place_in_a_result_on_one_line(store: ArtifactStore) -> None:
+    # A page, minified JSON or CSV on one line: the match is located, not the line's start.
+    registry, budget = _registry(store)
+    page = "<p>lorem ipsum</p>" * 5_000 + "<p>The code is FLOUR42.</p>" + "<p>more</p>" * 3_000 + "<p>flour42 again</p>"
+    handle = budget.apply({"status": "success", "data": page}, "fetch")["data"]["artifact"]  # type: ignore[index]
+    found = registry("search_artifact", handle=handle, query="flour42")["data"]
+    assert found["total_matches"] == 2
+    first, second = found["matches"]
+    assert first["line"] == 1 and page[first["match_offset"] :].startswith("FLOUR42")
+    assert "The code is FLOUR42." in first["text"] and len(first["text"]) <= 2 * 120 + len("flour42")
+    assert page[first["offset"] :].startswith(first["text"])
+    assert page[second["match_offset"] :].startswith("flour42 again")
+    read = registry("read_artifact", handle=handle, offset=first["match_offset"], limit=7)["data"]
+    assert read["text"] == "FLOUR42"
 
 
 @pytest.mark.parametrize(
@@ -152,10 +169,12 @@ def test_artifacts_are_bounded_by_count_and_age(store: ArtifactStore, clock: Clo
 def test_files_are_private_and_hold_no_secret_the_redactor_knows(store: ArtifactStore) -> None:
     token = "ghp_" + "Z" * 36
     known = "correct horse battery staple"
-    private = ArtifactStore(store.directory, redact=lambda text: text.replace(known, "***"))
-    artifact = private.put(f"config: api_key=hunter2hunter2 token {token}\npassword is {known}\n", tool="t")
+    plain = "plainwordskey"
+    private = ArtifactStore(store.directory, redact=lambda text: text.replace(known, "***"), secrets=[plain, None])
+    text = f"config: api_key=hunter2hunter2 token {token}\npassword is {known}\nsent with {plain}\n"
+    artifact = private.put(text, tool="t")
     raw = (store.directory / f"{artifact.handle}.json").read_text()
-    for secret in ("hunter2hunter2", token, known):
+    for secret in ("hunter2hunter2", token, known, plain):
         assert secret not in raw and secret not in artifact.text
     assert stat.S_IMODE(os.stat(store.directory).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.directory / f"{artifact.handle}.json").st_mode) == 0o600

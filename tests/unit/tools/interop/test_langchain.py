@@ -9,6 +9,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from tools import InMemoryMetrics, InvalidToolNameError, LocalToolRegistry
 from tools.approvals import ApprovalPolicy
+from tools.artifacts import ArtifactStore, ResultBudget, register_artifact_tools
 from tools.interop import LangChainTool, from_langchain_tool, to_langchain_tools
 from tools.manual import ToolCategory, ToolManual
 
@@ -145,6 +147,56 @@ def test_errors_are_error_messages_the_model_can_read() -> None:
     assert (missing.status, missing.content) == ("error", "Product not found")
     # invoked without a tool call, the error text is the return value (LangChain's convention)
     assert order.invoke({"order": {"product_id": "missing"}}) == "Product not found"
+
+
+def test_arguments_named_like_langchains_own_keywords_reach_the_tool() -> None:
+    # StructuredTool's own _run takes `config` and `run_manager` (LangChain fills them in) and
+    # binds `self`: tool arguments of those names must still reach the registry as sent.
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def configure(
+        config: dict[str, int], run_manager: str = "nobody", callbacks: int = 0, self: str = ""
+    ) -> dict[str, Any]:
+        """Apply a configuration.
+
+        Args:
+            config: The settings to apply.
+            run_manager: Who runs it.
+            callbacks: How many callbacks to register.
+            self: The name of the caller.
+        """
+        return {"config": config, "run_manager": run_manager, "callbacks": callbacks, "self": self}
+
+    sent = {"config": {"retries": 3}, "run_manager": "ops", "callbacks": 2, "self": "agent-7"}
+    (tool,) = to_langchain_tools(registry)
+    message = tool.invoke(_call("configure", sent))
+    assert (message.status, json.loads(message.content)) == ("success", sent)
+    assert json.loads(asyncio.run(tool.ainvoke(_call("configure", sent))).content) == sent
+    assert json.loads(tool.invoke(sent)) == sent
+
+
+def test_a_result_over_the_budget_becomes_an_artifact_the_model_reads_in_parts(tmp_path: Path) -> None:
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def statement() -> str:
+        """The whole bank statement."""
+        return "\n".join(f"{n:05d} payment to ACME, 12.50 EUR" for n in range(5_000))
+
+    budget = ResultBudget(ArtifactStore(tmp_path / "artifacts"), max_tokens=500)
+    register_artifact_tools(registry, budget)
+    tools = {t.name: t for t in to_langchain_tools(registry, budget=budget)}
+    assert set(tools) == {"statement", "read_artifact", "search_artifact"}
+    message = tools["statement"].invoke(_call("statement", {}))
+    summary = json.loads(message.content)
+    assert len(message.content) < 2_000 and summary["size_chars"] > 100_000
+    assert summary["preview"].startswith("00000 payment to ACME") and "read_artifact" in summary["note"]
+    assert message.artifact["data"].endswith("04999 payment to ACME, 12.50 EUR")  # the application keeps it all
+    found = tools["search_artifact"].invoke(_call("search_artifact", {"handle": summary["artifact"], "query": "04321"}))
+    assert json.loads(found.content)["matches"][0]["line"] == 4_322
+    small = to_langchain_tools(build_registry(), names=["add"], budget=budget)[0]
+    assert small.invoke(_call("add", {"a": 2})).content == "2"  # within budget: as it is
 
 
 def test_breaker_approvals_and_views_apply() -> None:

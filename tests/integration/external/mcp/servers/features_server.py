@@ -9,6 +9,9 @@ task. The SDK has the task types but not the flow, so the flow is here: a middle
 a task-augmented ``tools/call`` with a ``CreateTaskResult`` and runs the tool in the
 background; ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` are request handlers.
 ``task_states`` reports every task's status (to see that a cancelled call reached the server).
+``sign_in`` answers its first call for an account with "URL elicitation required" (-32042),
+naming a page to open, and its next call for that account with the result (as the reference
+server's ``trigger-url-elicitation`` does on its error path).
 
 Run as ``python features_server.py`` (stdio) or with ``--port N`` (streamable HTTP).
 """
@@ -29,7 +32,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 warnings.simplefilter("ignore")
 
@@ -73,6 +76,8 @@ class TaskState:
 
 
 TASKS: dict[str, TaskState] = {}
+#: Accounts whose sign-in page was named: their next ``sign_in`` proceeds.
+SIGN_IN_PENDING: set[str] = set()
 
 
 def _tool(name: str, description: str, properties: dict[str, Any] | None = None) -> types.Tool:
@@ -94,6 +99,7 @@ async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> t
         _tool("failing_task", "Fails (a task)."),
         _tool("maybe_task", "Says how it ran.", {"x": {"type": "string"}}),
         _tool("task_states", "Every task's status."),
+        _tool("sign_in", "Sign in to an account (a page must be opened first).", {"account": {"type": "string"}}),
     ]
     if caps.sampling is not None:
         tools.append(_tool("sample_llm", "Ask the client's model.", {"prompt": {"type": "string"}}))
@@ -131,6 +137,20 @@ async def _task_states(ctx: Ctx, args: Mapping[str, Any]) -> types.CallToolResul
     return _text(json.dumps({state.tool: state.status for state in TASKS.values()}))
 
 
+async def _sign_in(ctx: Ctx, args: Mapping[str, Any]) -> types.CallToolResult:
+    account = str(args.get("account"))
+    if account in SIGN_IN_PENDING:
+        SIGN_IN_PENDING.discard(account)
+        return _text(f"signed in as {account}")
+    SIGN_IN_PENDING.add(account)
+    page = types.ElicitRequestURLParams(
+        message=f"Sign in as {account} in your browser.",
+        url=f"https://auth.example/sign-in?account={account}",
+        elicitation_id=uuid.uuid4().hex,
+    )
+    raise UrlElicitationRequiredError([page], "This request requires signing in.")
+
+
 async def _maybe(ctx: Ctx, args: Mapping[str, Any]) -> types.CallToolResult:
     return _text(f"{args.get('x')} ran directly")
 
@@ -142,6 +162,7 @@ DIRECT: dict[str, Callable[[Ctx, Mapping[str, Any]], Awaitable[types.CallToolRes
     "show_roots": _roots,
     "task_states": _task_states,
     "maybe_task": _maybe,
+    "sign_in": _sign_in,
 }
 
 
