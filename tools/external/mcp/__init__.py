@@ -11,27 +11,60 @@ Client::
 Server::
 
     python -m tools.external.mcp --registry mypackage.tools:build_registry
+
+Names are imported on first use (PEP 562): the SDK (about a second of start-up on a loaded
+machine) is imported with the first name that needs it, so a program that only builds
+client handlers (:mod:`tools.external.mcp.features`, SDK-free) and never opens a toolset,
+such as ``python -m orchestrator`` without MCP servers, does not pay for it.
 """
 
-from tools.external.mcp._connect import MCPConfigError, MCPServerParams
-from tools.external.mcp.adapter import MCPAdapter
-from tools.external.mcp.features import (
-    ElicitationRequest,
-    ElicitationResult,
-    MCPClientHandlers,
-    MCPRequestDeclined,
-    SamplingRequest,
-    SamplingResult,
-)
-from tools.external.mcp.server import (
-    ServableRegistry,
-    build_mcp_server,
-    serve_http,
-    serve_stdio,
-    serve_stdio_async,
-)
-from tools.external.mcp.tool import MCPTool
-from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tools.external.mcp._connect import MCPConfigError, MCPServerParams
+    from tools.external.mcp.adapter import MCPAdapter
+    from tools.external.mcp.features import (
+        ElicitationRequest,
+        ElicitationResult,
+        MCPClientHandlers,
+        MCPRequestDeclined,
+        SamplingRequest,
+        SamplingResult,
+    )
+    from tools.external.mcp.server import (
+        ServableRegistry,
+        build_mcp_server,
+        serve_http,
+        serve_stdio,
+        serve_stdio_async,
+    )
+    from tools.external.mcp.tool import MCPTool
+    from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
+
+#: Public name -> the module that defines it.
+_HOMES = {
+    "MCPConfigError": "tools.external.mcp._connect",
+    "MCPServerParams": "tools.external.mcp._connect",
+    "MCPAdapter": "tools.external.mcp.adapter",
+    "ElicitationRequest": "tools.external.mcp.features",
+    "ElicitationResult": "tools.external.mcp.features",
+    "MCPClientHandlers": "tools.external.mcp.features",
+    "MCPRequestDeclined": "tools.external.mcp.features",
+    "SamplingRequest": "tools.external.mcp.features",
+    "SamplingResult": "tools.external.mcp.features",
+    "ServableRegistry": "tools.external.mcp.server",
+    "build_mcp_server": "tools.external.mcp.server",
+    "serve_http": "tools.external.mcp.server",
+    "serve_stdio": "tools.external.mcp.server",
+    "serve_stdio_async": "tools.external.mcp.server",
+    "MCPTool": "tools.external.mcp.tool",
+    "MCPProgress": "tools.external.mcp.toolset",
+    "MCPToolset": "tools.external.mcp.toolset",
+    "ProgressCallback": "tools.external.mcp.toolset",
+}
 
 __all__ = [
     "ElicitationRequest",
@@ -53,3 +86,16 @@ __all__ = [
     "serve_stdio",
     "serve_stdio_async",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tools.external.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
