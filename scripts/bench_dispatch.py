@@ -15,7 +15,7 @@ Run: ``python scripts/bench_dispatch.py [--quick]``. Prints medians and ratios; 
 (d) ``to_openai_tools()`` for 200 registered tools: cold (a fresh registry each, so the
     strict figure is measured on its own) and cached (strict and not);
 (e) ``python -c "import tools"`` wall time against ``import pydantic`` and an empty interpreter.
-Export at 10,000 tools, registration and ``import orchestrator``: ``scripts/bench_scale.py``.
+Export at 10,000 tools, registration and ``import orchestrator``: ``scripts/bench_registry.py``.
 """
 
 from __future__ import annotations

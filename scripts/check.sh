@@ -15,6 +15,8 @@ mypy
 # the main pass, like any other non-zero code; the serial pass may find none.
 workers="${TOOLDECK_TEST_WORKERS:-auto}"
 suite_started=$SECONDS
+# Printed however the suite ends (a failing pass stops the script: set -e).
+trap 'echo "== test suite wall time: $((SECONDS - suite_started)) s"' EXIT
 echo "== pytest ($workers workers; then the serial tests alone)"
 python -m pytest -n "$workers" --dist loadgroup -m "not serial" "$@"
 echo "== pytest: serial tests"
@@ -23,4 +25,3 @@ python -m pytest -m serial "$@" || status=$?
 if [ "$status" -ne 0 ] && [ "$status" -ne 5 ]; then
     exit "$status"
 fi
-echo "== test suite wall time: $((SECONDS - suite_started)) s"

@@ -10,38 +10,89 @@
   pauses it (``awaiting_approval``; :meth:`ImplementationPipeline.resume` continues), and
   its signed state (:func:`pipeline_state`) is what ``--resume`` takes.
 - :func:`parse_verdict` -> :class:`Verdict` with :class:`Finding` s.
+
+Names are imported on first use (PEP 562): a program that imports one module of this
+package (the service imports ``orchestrator.agents.prompts``) does not import the pipeline,
+its sandbox and every builtin tool with it.
 """
 
-from orchestrator.agents.command import (
-    PipelineState,
-    add_pipeline_arguments,
-    build_pipeline,
-    run_pipeline_command,
-    subagent_iterations,
-)
-from orchestrator.agents.models import ModelResolver, agent_models_from_env, env_name, load_agent_models
-from orchestrator.agents.paused import is_pipeline_state, pipeline_from_state, pipeline_state
-from orchestrator.agents.pipeline import ImplementationPipeline, PipelinePause, PipelineRun, PipelineStep
-from orchestrator.agents.prompts import DEFAULT_PROMPTS
-from orchestrator.agents.subagent import (
-    DEFAULT_SUBAGENT_ITERATIONS,
-    MAX_SUBAGENT_ITERATIONS,
-    MIN_SUBAGENT_ITERATIONS,
-    SubAgent,
-    SubAgentResult,
-    ToolCallSummary,
-    check_max_subagent_iterations,
-)
-from orchestrator.agents.toolset import DEFAULT_WRITE_SCOPES, AgentToolset, SubAgentDelegator, agent_factory
-from orchestrator.agents.trace import format_pipeline_trace
-from orchestrator.agents.validation import (
-    CheckResult,
-    ValidationReport,
-    WorkspaceValidator,
-    detect_checks,
-    host_python_path,
-)
-from orchestrator.agents.verdict import Finding, Verdict, parse_verdict
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.agents.command import (
+        PipelineState,
+        add_pipeline_arguments,
+        build_pipeline,
+        run_pipeline_command,
+        subagent_iterations,
+    )
+    from orchestrator.agents.models import ModelResolver, agent_models_from_env, env_name, load_agent_models
+    from orchestrator.agents.paused import is_pipeline_state, pipeline_from_state, pipeline_state
+    from orchestrator.agents.pipeline import ImplementationPipeline, PipelinePause, PipelineRun, PipelineStep
+    from orchestrator.agents.prompts import DEFAULT_PROMPTS
+    from orchestrator.agents.subagent import (
+        DEFAULT_SUBAGENT_ITERATIONS,
+        MAX_SUBAGENT_ITERATIONS,
+        MIN_SUBAGENT_ITERATIONS,
+        SubAgent,
+        SubAgentResult,
+        ToolCallSummary,
+        check_max_subagent_iterations,
+    )
+    from orchestrator.agents.toolset import DEFAULT_WRITE_SCOPES, AgentToolset, SubAgentDelegator, agent_factory
+    from orchestrator.agents.trace import format_pipeline_trace
+    from orchestrator.agents.validation import (
+        CheckResult,
+        ValidationReport,
+        WorkspaceValidator,
+        detect_checks,
+        host_python_path,
+    )
+    from orchestrator.agents.verdict import Finding, Verdict, parse_verdict
+
+#: Public name -> the module that defines it.
+_HOMES = {
+    "PipelineState": "orchestrator.agents.command",
+    "add_pipeline_arguments": "orchestrator.agents.command",
+    "build_pipeline": "orchestrator.agents.command",
+    "run_pipeline_command": "orchestrator.agents.command",
+    "subagent_iterations": "orchestrator.agents.command",
+    "ModelResolver": "orchestrator.agents.models",
+    "agent_models_from_env": "orchestrator.agents.models",
+    "env_name": "orchestrator.agents.models",
+    "load_agent_models": "orchestrator.agents.models",
+    "is_pipeline_state": "orchestrator.agents.paused",
+    "pipeline_from_state": "orchestrator.agents.paused",
+    "pipeline_state": "orchestrator.agents.paused",
+    "ImplementationPipeline": "orchestrator.agents.pipeline",
+    "PipelinePause": "orchestrator.agents.pipeline",
+    "PipelineRun": "orchestrator.agents.pipeline",
+    "PipelineStep": "orchestrator.agents.pipeline",
+    "DEFAULT_PROMPTS": "orchestrator.agents.prompts",
+    "DEFAULT_SUBAGENT_ITERATIONS": "orchestrator.agents.subagent",
+    "MAX_SUBAGENT_ITERATIONS": "orchestrator.agents.subagent",
+    "MIN_SUBAGENT_ITERATIONS": "orchestrator.agents.subagent",
+    "SubAgent": "orchestrator.agents.subagent",
+    "SubAgentResult": "orchestrator.agents.subagent",
+    "ToolCallSummary": "orchestrator.agents.subagent",
+    "check_max_subagent_iterations": "orchestrator.agents.subagent",
+    "DEFAULT_WRITE_SCOPES": "orchestrator.agents.toolset",
+    "AgentToolset": "orchestrator.agents.toolset",
+    "SubAgentDelegator": "orchestrator.agents.toolset",
+    "agent_factory": "orchestrator.agents.toolset",
+    "format_pipeline_trace": "orchestrator.agents.trace",
+    "CheckResult": "orchestrator.agents.validation",
+    "ValidationReport": "orchestrator.agents.validation",
+    "WorkspaceValidator": "orchestrator.agents.validation",
+    "detect_checks": "orchestrator.agents.validation",
+    "host_python_path": "orchestrator.agents.validation",
+    "Finding": "orchestrator.agents.verdict",
+    "Verdict": "orchestrator.agents.verdict",
+    "parse_verdict": "orchestrator.agents.verdict",
+}
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -82,3 +133,16 @@ __all__ = [
     "run_pipeline_command",
     "subagent_iterations",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'orchestrator.agents' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

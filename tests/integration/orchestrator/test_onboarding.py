@@ -226,3 +226,39 @@ def test_install_hints_work_from_a_checkout() -> None:
             if UNPUBLISHED.search(line) and relative != "tests/integration/orchestrator/test_onboarding.py":
                 wrong.append(f"{relative}:{number}: {line.strip()}")
     assert not wrong, "say pip install -e '.[extra]' (in a checkout) instead:\n" + "\n".join(wrong)
+
+
+# ------------------------------------------------------------------------ scripts/check.sh
+
+
+@pytest.mark.parametrize("outcome", ["pass", "fail"])
+def test_check_script_prints_the_suite_wall_time_however_it_ends(tmp_path: Path, outcome: str) -> None:
+    """``scripts/check.sh`` (what ``.ci/run`` runs) prints the test suite's wall time after a
+    green suite and after a failing one. ruff and mypy, not under test here, are stand-ins
+    that pass; pytest is real, on two tests of its own (one for each outcome)."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for linter in ("ruff", "mypy"):
+        (stubs / linter).write_text("#!/bin/sh\nexit 0\n")
+        (stubs / linter).chmod(0o755)
+    test_file = tmp_path / f"test_{outcome}.py"
+    test_file.write_text(f"def test_outcome():\n    assert {outcome == 'pass'}\n")
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(stubs), str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "TOOLDECK_TEST_WORKERS": "1",
+        "PYTHONPATH": str(ROOT),
+    }
+    bash = shutil.which("bash") or "/bin/bash"
+    result = subprocess.run(
+        [bash, str(ROOT / "scripts" / "check.sh"), str(test_file)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (result.returncode == 0) == (outcome == "pass"), result.stdout + result.stderr
+    walls = re.findall(r"^== test suite wall time: \d+ s$", result.stdout, re.M)
+    assert len(walls) == 1, result.stdout
+    assert result.stdout.rstrip().endswith(walls[0])

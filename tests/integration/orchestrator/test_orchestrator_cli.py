@@ -75,6 +75,24 @@ def test_example_question_offline_prints_answer_and_trace(env: dict[str, str], t
     assert recall.stdout == "From your saved notes: your dentist is Dr. Lee.\n"
 
 
+def test_the_main_job_does_not_import_the_mcp_sdk(env: dict[str, str]) -> None:
+    """Without MCP servers, ``python -m orchestrator`` never imports the MCP SDK (a second or
+    more of every start-up when it did): the service's MCP client handlers are SDK-free."""
+    probe = (
+        "import sys\n"
+        "from orchestrator.cli import main\n"
+        f"assert main([{QUESTION!r}]) == 0\n"
+        "sdk = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
+        "assert sdk == [], sdk\n"
+        "assert 'tools.external.mcp.features' in sys.modules  # the handlers were built\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("12 * (3 + 4) = 84.\n"), result.stdout
+
+
 def test_json_prints_the_whole_run(env: dict[str, str]) -> None:
     result = run_cli({**env, "OPENAI_API_KEY": SECRET}, "--json", "-", stdin="What is 2^10?")
     assert result.returncode == 0, result.stderr

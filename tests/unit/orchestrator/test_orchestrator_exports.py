@@ -115,3 +115,25 @@ def test_import_orchestrator_stays_cheap_and_every_public_name_resolves_on_first
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_service_import_leaves_the_mcp_sdk_and_the_pipeline_out() -> None:
+    """``from orchestrator import OrchestratorService`` imports neither the MCP SDK (its client
+    handlers are SDK-free types) nor the implementation pipeline with its sandbox (the service
+    needs only the agents' prompts); every name of ``orchestrator.agents`` still resolves."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from orchestrator import OrchestratorService\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
+        "heavy += [m for m in ('orchestrator.agents.pipeline', 'tools.builtin') if m in sys.modules]\n"
+        "assert heavy == [], heavy\n"
+        "assert 'orchestrator.agents.prompts' in sys.modules and 'tools.external.mcp.features' in sys.modules\n"
+        "import orchestrator.agents as agents\n"
+        "assert all(getattr(agents, name) is not None for name in agents.__all__)\n"
+        "assert set(agents.__all__) <= set(dir(agents)) and len(dir(agents)) == len(set(dir(agents)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr

@@ -13,6 +13,11 @@ Client::
 Server::
 
     python -m tools.external.mcp --registry mypackage.tools:build_registry
+
+Names are imported on first use (PEP 562): the SDK (about a second of start-up on a loaded
+machine) is imported with the first name that needs it, so a program that only builds
+client handlers (:mod:`tools.external.mcp.features`, SDK-free) and never opens a toolset,
+such as ``python -m orchestrator`` without MCP servers, does not pay for it.
 """
 
 from __future__ import annotations
@@ -96,4 +101,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*globals(), *__all__})

@@ -378,6 +378,33 @@ def test_public_names_are_pinned() -> None:
     assert all(hasattr(package, name) for name in package.__all__)
 
 
+def test_the_sdk_free_names_do_not_import_the_sdk() -> None:
+    """The client-handler types (what an orchestrator builds without opening a toolset) come
+    without the SDK, a second or more of start-up; the first name that needs it imports it."""
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "sdk = lambda: sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
+        "from tools.external.mcp import MCPClientHandlers, SamplingRequest\n"
+        "from tools.external.mcp.features import ElicitationRequest\n"
+        "import tools.external.mcp as package\n"
+        "assert sdk() == [], sdk()\n"
+        "assert set(package.__all__) <= set(dir(package)) and len(dir(package)) == len(set(dir(package)))\n"
+        "from tools.external.mcp import MCPToolset\n"
+        "assert 'mcp' in sys.modules\n"
+        "assert all(getattr(package, name) is not None for name in package.__all__)\n"
+        "try:\n"
+        "    package.NotAName\n"
+        "except AttributeError as exc:\n"
+        "    assert 'NotAName' in str(exc)\n"
+        "else:\n"
+        "    raise AssertionError('an unknown name resolved')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_mcp_tool_description_is_bounded() -> None:
     remote = mcp_types.Tool(name="chatty", description="d" * 10_000, input_schema={"type": "object"})
     tool = MCPTool(caller=_Caller(None), remote=remote, name="chatty", call_timeout=1)
