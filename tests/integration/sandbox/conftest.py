@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -55,6 +56,13 @@ def boot_ticks() -> int:
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
 
+def _unhosted(text: str) -> str:
+    """``text`` without the test interpreter's own directories."""
+    for host in sorted({sys.prefix, sys.base_prefix, os.path.dirname(sys.executable)}, key=len, reverse=True):
+        text = text.replace(host, "")
+    return text
+
+
 def processes_under(prefix: str, *, uid: int | None = None, since: int | None = None) -> list[tuple[int, str]]:
     """Live processes of sandbox sessions (a /proc scan).
 
@@ -85,8 +93,11 @@ def processes_under(prefix: str, *, uid: int | None = None, since: int | None = 
         text = cmdline.decode("utf-8", "replace")
         recent = since is not None and int(fields[19]) >= since
         mentioned = prefix in cwd or prefix in text or prefix.encode() in environ
-        # Another test's process (xdist runs tests side by side): it names its own root.
-        elsewhere = not mentioned and ("/tooldeck-" in cwd or "/tooldeck-" in text or b"/tooldeck-" in environ)
+        # Another test's process (xdist runs tests side by side): it names its own root. The
+        # interpreter's own directories do not count (CI's virtualenv is /tmp/tooldeck-ci.*).
+        elsewhere = not mentioned and any(
+            "/tooldeck-" in _unhosted(seen) for seen in (cwd, text, environ.decode("utf-8", "replace"))
+        )
         if mentioned or (owner == uid and recent and not elsewhere):
             found.append((int(entry.name), text[:200]))
     return found
