@@ -70,7 +70,7 @@ PUBLIC = {
         "ToolHints",
     ],
     "tools.approvals": ["FreedomLevel", "ApprovalsStore", "ApprovalPolicy", "ApprovalCheck", "Approve", "Deny"],
-    "tools.telemetry": ["MetricsStore", "ToolTracer", "inject_trace_context"],
+    "tools.telemetry": ["MetricsStore", "ToolTracer", "inject_trace_context", "redact_data", "redact_text"],
     "tools.builtin.legacy": ["legacy_tools", "LegacyTool"],
     "tools.builtin": [
         "MathSolverTool",

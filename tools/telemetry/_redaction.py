@@ -10,7 +10,8 @@ secret that looks like ordinary words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 #: Longest error text kept, ellipsis included.
 MAX_ERROR_CHARS = 200
@@ -48,6 +49,35 @@ def redact_text(text: str) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+#: Known secrets shorter than this are not masked (they would mask ordinary words).
+MIN_SECRET_CHARS = 4
+
+
+def redact_data(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of JSON-like ``value`` with ``secrets`` and secret-looking values masked.
+
+    The redaction of traces and run records, for anything shown to people: every string
+    (not the mapping keys, which are names) has the known ``secrets`` replaced by ``***``
+    (longest first), then the secret shapes :func:`redact_text` knows. Tuples come back as
+    lists; other values as they are.
+    """
+    known = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+    return _walk(value, known)
+
+
+def _walk(value: Any, known: list[str]) -> Any:
+    if isinstance(value, str):
+        for secret in known:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return redact_text(value) if len(value) >= 6 else value  # shorter text holds no secret shape
+    if isinstance(value, dict):
+        return {key: _walk(item, known) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(item, known) for item in value]
+    return value
 
 
 def summarize_error(
