@@ -1,0 +1,245 @@
+"""The Settings page: the freedom level, sub-agent turns, routing overrides, in the files the
+command-line tools read, validated by the same models.
+
+* Freedom level: the approvals file (``tooldeck configure freedom``), `FreedomLevel.parse`.
+* Max sub-agent iterations: the user's ``settings.json`` (`orchestrator.stored_settings`),
+  validated by the `Settings` field; ``TOOLDECK_MAX_SUBAGENT_ITERATIONS`` wins over it.
+* Routing overrides: the routing config file in force (``TOOLDECK_ROUTING_CONFIG``, else the
+  one stored in ``settings.json``, else ``routing.json`` in the user's configuration
+  directory, which is then stored), validated by `ToolRoutingConfig` and checked against the
+  registered tools like ``registry.for_agent`` does.
+
+A form is saved whole or not at all: every field is checked first, and each problem is shown
+beside its field.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.stored_settings import SettingsFile
+from tools._files import atomic_write_text
+from tools.approvals import FREEDOM_VARIABLE, ApprovalError, FreedomLevel
+from tools.errors import TooldeckError
+from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalsStore
+    from tools.manual import ToolManual
+
+__all__ = ["SettingsForm", "SettingsSources"]
+
+ROUTING_VARIABLE = "TOOLDECK_ROUTING_CONFIG"
+ITERATIONS_VARIABLE = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
+#: The routing overrides file the console creates when none is configured.
+DEFAULT_ROUTING_FILE = "routing.json"
+_MAX_ROUTING_CHARS = 200_000
+_EMPTY_ROUTING = '{\n  "global_deny": [],\n  "profiles": {}\n}\n'
+
+
+@dataclass
+class SettingsForm:
+    """The values shown in (or sent by) the Settings form, and the problem of each field.
+
+    Attributes:
+        freedom: ``low``, ``medium`` or ``high``.
+        iterations: Max sub-agent iterations as text ("" means the default, 3).
+        routing: The routing overrides file's text.
+        errors: Field name -> what is wrong with it.
+        notes: Field name -> something worth knowing (an environment variable overrides it).
+    """
+
+    freedom: str
+    iterations: str
+    routing: str
+    routing_file: str
+    errors: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SettingsSources:
+    """Where the settings are kept.
+
+    Args:
+        file: The user's ``settings.json``.
+        approvals: The approvals file (holds the freedom level).
+        env: The console's environment (to say which variables override a stored value).
+        config_dir: The user's configuration directory (where a new routing file goes).
+    """
+
+    file: SettingsFile
+    approvals: ApprovalsStore
+    env: Mapping[str, str] = field(default_factory=dict)
+    config_dir: Path | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    def routing_path(self) -> tuple[Path | None, str]:
+        """The routing overrides file in force and what names it (``""`` when none does)."""
+        given = self.env.get(ROUTING_VARIABLE, "").strip()
+        if given:
+            return Path(given).expanduser(), f"environment variable {ROUTING_VARIABLE}"
+        try:
+            stored = self.file.load().routing_config
+        except TooldeckError:
+            stored = None
+        if stored is not None:
+            return stored, f"settings file {self.file.path}"
+        return None, ""
+
+    def routing_config(self) -> tuple[ToolRoutingConfig | None, str | None]:
+        """The routing overrides in force (None: none), and why they cannot be used."""
+        path, _ = self.routing_path()
+        if path is None:
+            return None, None
+        if not path.exists():
+            return None, f"the routing config {path} does not exist (create it on the Settings page)"
+        try:
+            return ToolRoutingConfig.from_file(path), None
+        except RoutingConfigError as exc:
+            return None, str(exc)
+
+    def form(self) -> SettingsForm:
+        """The form with the values in force now."""
+        notes: dict[str, str] = {}
+        errors: dict[str, str] = {}
+        try:
+            level = self.approvals.freedom()
+        except ApprovalError as exc:
+            level, errors["freedom"] = None, str(exc)
+        override = self.env.get(FREEDOM_VARIABLE, "").strip()
+        if override:
+            notes["freedom"] = f"{FREEDOM_VARIABLE}={override[:20]} overrides the stored level in this console's environment"
+        try:
+            stored = self.file.load().max_subagent_iterations
+        except TooldeckError as exc:
+            stored, errors["iterations"] = None, str(exc)
+        if self.env.get(ITERATIONS_VARIABLE, "").strip():
+            notes["iterations"] = f"{ITERATIONS_VARIABLE} overrides the stored value in this console's environment"
+        path, named_by = self.routing_path()
+        text = ""
+        if path is not None:
+            notes["routing"] = f"{path} (named by the {named_by})"
+            try:
+                text = path.read_text(encoding="utf-8")[:_MAX_ROUTING_CHARS] if path.exists() else ""
+            except (OSError, UnicodeDecodeError) as exc:
+                errors["routing"] = f"{path} cannot be read ({exc})"
+        return SettingsForm(
+            freedom=(level.value if level is not None else ""),
+            iterations="" if stored is None else str(stored),
+            routing=text or _EMPTY_ROUTING,
+            routing_file=str(path or self._new_routing_path()),
+            errors=errors,
+            notes=notes,
+        )
+
+    # ------------------------------------------------------------------ saving
+
+    def save(self, sent: Mapping[str, str], manuals: Sequence[ToolManual]) -> SettingsForm:
+        """Check every field of ``sent``; save them all when every one is right.
+
+        Args:
+            sent: The submitted form (``freedom``, ``iterations``, ``routing``).
+            manuals: The registered tools (the routing overrides must name registered tools).
+
+        Returns:
+            The form as sent, with ``errors`` (nothing was saved when there is any).
+        """
+        shown = self.form()
+        shown.freedom = sent.get("freedom", "").strip()
+        shown.iterations = sent.get("iterations", "").strip()
+        shown.routing = sent.get("routing", "")
+        shown.errors = {}
+        level = self._check_freedom(shown)
+        iterations = self._check_iterations(shown)
+        path, routing_text = self._check_routing(shown, manuals)
+        if shown.errors:
+            return shown
+        try:
+            self.approvals.set_freedom(level)
+            if path is not None and routing_text is not None:
+                atomic_write_text(path, routing_text if routing_text.endswith("\n") else routing_text + "\n")
+            changes: dict[str, Any] = {"max_subagent_iterations": iterations}
+            if path is not None and not self.env.get(ROUTING_VARIABLE, "").strip():
+                changes["routing_config"] = str(path)
+            self.file.store(**changes)
+        except (TooldeckError, ValueError, OSError) as exc:
+            shown.errors["form"] = f"not saved: {exc}"
+            return shown
+        saved = self.form()
+        saved.notes["form"] = "saved"
+        return saved
+
+    def _check_freedom(self, shown: SettingsForm) -> FreedomLevel | None:
+        if not shown.freedom:
+            return None
+        try:
+            return FreedomLevel.parse(shown.freedom, what="freedom level")
+        except ApprovalError as exc:
+            shown.errors["freedom"] = str(exc)
+            return None
+
+    def _check_iterations(self, shown: SettingsForm) -> int | None:
+        from orchestrator.settings import Settings, SettingsError
+
+        if not shown.iterations:
+            return None
+        try:
+            return Settings(max_subagent_iterations=shown.iterations).max_subagent_iterations
+        except SettingsError as exc:
+            problem = exc.problems[0] if exc.problems else {}
+            described = Settings.model_fields["max_subagent_iterations"].description
+            shown.errors["iterations"] = (
+                f"{shown.iterations[:20]!r}: {problem.get('msg', 'not valid')}; expected {described}"
+            )
+            return None
+
+    def _check_routing(self, shown: SettingsForm, manuals: Sequence[ToolManual]) -> tuple[Path | None, str | None]:
+        """The file to write and its text, when the overrides changed and are right."""
+        current = self.form()
+        if shown.routing.strip() == current.routing.strip():
+            return None, None
+        path, _ = self.routing_path()
+        if not shown.routing.strip():  # cleared: no overrides (an empty object, if there is a file)
+            if path is None or not path.exists():
+                return None, None
+            shown.routing = "{}"
+        target = path if path is not None else self._new_routing_path()
+        if len(shown.routing) > _MAX_ROUTING_CHARS:
+            shown.errors["routing"] = f"longer than {_MAX_ROUTING_CHARS} characters"
+            return None, None
+        try:
+            data = _parse(shown.routing, target)
+            config = ToolRoutingConfig.from_mapping(data, source=str(target))
+            ToolRouter(config=config).check(manuals)
+        except RoutingConfigError as exc:
+            shown.errors["routing"] = str(exc)
+            return None, None
+        return target, shown.routing
+
+    def _new_routing_path(self) -> Path:
+        base = self.config_dir if self.config_dir is not None else self.file.path.parent
+        return base / DEFAULT_ROUTING_FILE
+
+
+def _parse(text: str, path: Path) -> Any:
+    """The overrides' text read as the file's format (TOML for ``.toml``, else JSON)."""
+    if path.suffix.lower() == ".toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise RoutingConfigError(f"{path}: invalid TOML ({exc})") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise RoutingConfigError(f"{path}: invalid JSON ({str(exc)[:200]})") from None
