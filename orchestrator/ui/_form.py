@@ -66,7 +66,7 @@ def form_fields(schema: Mapping[str, Any] | None) -> list[FormField]:
     required = schema.get("required")
     needed = set(required) if isinstance(required, list) else set()
     return [
-        _field(str(name), _resolve(root, spec), str(name) in needed)
+        _field(root, str(name), _resolve(root, spec), str(name) in needed)
         for name, spec in properties.items()
         if isinstance(spec, Mapping)
     ]
@@ -161,14 +161,19 @@ def _resolve(root: Mapping[str, Any], spec: Mapping[str, Any], depth: int = 0) -
     return merged
 
 
-def _field(name: str, spec: Mapping[str, Any], required: bool) -> FormField:
+def _field(root: Mapping[str, Any], name: str, spec: Mapping[str, Any], required: bool) -> FormField:
     branches = spec.get("anyOf") or spec.get("oneOf")
     nullable = False
     if isinstance(branches, list):
         kept = [b for b in branches if isinstance(b, Mapping) and b.get("type") != "null"]
         nullable = len(kept) < len(branches)
         if len(kept) == 1:
-            spec = {**kept[0], **{k: v for k, v in spec.items() if k not in ("anyOf", "oneOf")}}
+            spec = {**_resolve(root, kept[0]), **{k: v for k, v in spec.items() if k not in ("anyOf", "oneOf")}}
+    types = spec.get("type")
+    if isinstance(types, list):  # ["integer", "null"]: the strict export's nullable field
+        real = [t for t in types if t != "null"]
+        nullable = nullable or len(real) < len(types)
+        spec = {**spec, "type": real[0] if len(real) == 1 else real}
     kind, choices = _kind(spec, nullable)
     default = spec.get("default", _UNSET)
     placeholder = "" if default is _UNSET else f"default: {json.dumps(default, ensure_ascii=False)}"
