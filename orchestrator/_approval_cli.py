@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import stat
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -21,8 +22,7 @@ from orchestrator.graph._content import wire_safe
 
 if TYPE_CHECKING:
     from orchestrator.graph._approvals import GraphApprover
-    from orchestrator.settings import Settings
-    from tools.approvals import Approve, Deny
+    from tools.approvals import ApprovalRequest, Approve, Approver, Deny
 
 #: Largest state file ``--resume`` reads.
 MAX_STATE_BYTES = 50_000_000
@@ -35,8 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The approval flags."""
     group = parser.add_argument_group(
         "approvals",
-        "Which tool calls need a person's approval, and what happens to them. Nothing needs approval "
-        "unless a level is set (--freedom, TOOLDECK_FREEDOM, or `tooldeck configure freedom`).",
+        "Which tool calls need a person's approval, and what happens to them. The level: --freedom, else "
+        "TOOLDECK_FREEDOM, else the one `tooldeck configure freedom` stored, else medium (only safe tools run "
+        "freely). A resume takes the level and --agent from here too, never from the state.",
     )
     group.add_argument(
         "--freedom",
@@ -132,18 +133,48 @@ def approver(mode: str, stdin: TextIO, stderr: TextIO) -> GraphApprover | None:
     return TerminalApprover(stdin=stdin, console=Console(file=stderr))
 
 
+def pipeline_approver(mode: str, stdin: TextIO, stderr: TextIO) -> Approver | None:
+    """What the pipeline's agents do with a call that needs approval: ask at a terminal
+    (``--approve ask``), deny it (``--approve deny``: the model is told), or nothing, so the
+    pipeline pauses (``--approve pause``, or no terminal)."""
+    from tools.approvals import Deny
+
+    if mode == "deny":
+        return lambda request: Deny("denied: the pipeline runs with --approve deny")
+    asked = approver(mode, stdin, stderr)
+    if asked is None:
+        return None
+    terminal = asked
+
+    def ask(request: ApprovalRequest) -> Approve | Deny:
+        answer = terminal(request)
+        return answer if answer is not None else Deny("no answer at the terminal")
+
+    return ask
+
+
 def keep_state(run: AgentRun, data_dir: Path) -> Path | None:
     """Save a paused run's state to ``<data_dir>/paused/<run id>.json`` (mode 0600) and return
     the path; remove that file once the run finished. None when nothing was saved (a failure
     is logged: the state is then only in the ``--json`` output or the text printed)."""
+    paused = run.status == "awaiting_approval"
+    return keep_signed_state(run.run_id, run.state if paused else None, data_dir / PAUSED_DIR)
+
+
+def keep_signed_state(run_id: str, state: Mapping[str, Any] | None, directory: Path | None) -> Path | None:
+    """Save ``state`` (a signed paused state) as ``<directory>/<run id>.json`` (mode 0600) and
+    return the path; ``state`` None removes that file (the run finished). None when nothing was
+    saved (no directory, or a failure, which is logged)."""
     from tools._files import atomic_write_text
 
-    path = data_dir / PAUSED_DIR / f"{run.run_id}.json"
+    if directory is None:
+        return None
+    path = directory / f"{run_id}.json"
     try:
-        if run.status != "awaiting_approval":
+        if state is None:
             path.unlink(missing_ok=True)
             return None
-        atomic_write_text(path, json.dumps(run.state, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+        atomic_write_text(path, json.dumps(state, ensure_ascii=False, indent=1) + "\n", mode=0o600)
     except OSError as exc:
         _log.error("cannot write %s (%s)", path, exc.strerror or exc)
         return None
@@ -155,7 +186,15 @@ def format_pending(run: AgentRun, state_file: Path | None) -> str:
     itself when it could not be saved)."""
     count = len(run.pending_approvals)
     lines = [f"Waiting for approval: {count} tool call(s) need a person's decision (run {run.run_id})."]
-    for request in run.pending_approvals:
+    lines += pending_lines(run.pending_approvals)
+    lines += continue_lines(run.pending_approvals[0], run.state or {}, state_file)
+    return wire_safe("\n".join(lines))
+
+
+def pending_lines(requests: Sequence[ApprovalRequest]) -> list[str]:
+    """Each held call: id, tool, arguments, risk and why, arguments hash, and what it changes."""
+    lines: list[str] = []
+    for request in requests:
         arguments = json.dumps(request.arguments, ensure_ascii=False, default=str)
         if len(arguments) > 300:
             arguments = arguments[:297] + "..."
@@ -164,29 +203,24 @@ def format_pending(run: AgentRun, state_file: Path | None) -> str:
             f"      risk {request.risk}: {request.reason}",
             f"      arguments hash {request.arguments_hash[:12]}",
         ]
-    first = run.pending_approvals[0]
+        if request.preview is not None:  # the code an install or a promotion would put in place
+            lines.append("      what it changes:")
+            lines += [f"        {line}" for line in request.preview.rstrip("\n").splitlines()]
+    return lines
+
+
+def continue_lines(first: ApprovalRequest, state: Mapping[str, Any], state_file: Path | None) -> list[str]:
+    """The commands that continue a paused run (the state itself when it could not be saved)."""
     if state_file is None:
-        lines += ["The state could not be saved (see the error above); here it is, for --resume -:"]
-        lines.append(json.dumps(run.state, ensure_ascii=False))
-        return wire_safe("\n".join(lines))
-    lines += [
+        return [
+            "The state could not be saved (see the error above); here it is, for --resume -:",
+            json.dumps(state, ensure_ascii=False),
+        ]
+    return [
         f"State saved to {state_file}. Continue with:",
         f"  python -m orchestrator --resume {state_file} --approve-call {first.call_id}@{first.arguments_hash[:12]}",
         f"  python -m orchestrator --resume {state_file} --deny-call {first.call_id} --deny-message 'not now'",
     ]
-    return wire_safe("\n".join(lines))
-
-
-def resume_overrides(paused: PausedRun, settings: Settings) -> dict[str, Any]:
-    """Settings a resume takes from the paused run when neither a flag nor the environment
-    gives them: its agent, and the freedom level its calls were held at (so the model's later
-    turns stay gated)."""
-    out: dict[str, Any] = {}
-    if settings.agent is None and paused.agent != "main":
-        out["agent"] = paused.agent
-    if settings.freedom is None:
-        out["freedom"] = next(iter(paused.pending.values())).freedom.value
-    return out
 
 
 def _isatty(stream: TextIO) -> bool:

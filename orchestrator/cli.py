@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
 from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
+from orchestrator.agents.paused import is_pipeline_state
 from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
 from orchestrator.graph.claims import CLAIMS_FILE
@@ -32,6 +33,7 @@ from orchestrator.service import OrchestratorService, ServiceConfigError, approv
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
+    from tools.approvals import StateSigner
     from tools.store import RegistryService
 
 __all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
@@ -177,11 +179,18 @@ def main(
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     logging.basicConfig(level=level, stream=stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.pipeline is not None:
+        if args.resume is not None:
+            return _fail(stderr, EXIT_CONFIG, "usage", "--resume continues a paused run; pass no --pipeline with it")
         return _pipeline(args, env, stdin, stdout, stderr)
+    from tools.approvals import StateSigner
+
+    signer = StateSigner.from_env(env)
     try:
-        question, paused = _read_input(args, stdin)
+        question, state, paused = _read_input(args, stdin, signer)
     except _InputError as exc:
         return _fail(stderr, EXIT_CONFIG, exc.what, str(exc))
+    if state is not None and paused is None:  # a paused pipeline's state
+        return _pipeline(args, env, stdin, stdout, stderr, resume=state)
     try:
         flags = {
             "base_url": args.base_url,
@@ -196,27 +205,43 @@ def main(
             "routing_config": args.routing_config,
             "freedom": args.freedom,
         }
-        settings = Settings.from_env(env, **flags)
-        if paused is not None:
-            settings = Settings.from_env(env, **{**flags, **_approval_cli.resume_overrides(paused, settings)})
-        service = _service(settings, env, args, stdin, stderr)
+        settings = Settings.from_env(env, **flags)  # a resume too: nothing in a state decides a level
+        service = _service(settings, env, args, stdin, stderr, signer=signer)
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     with service:
-        if settings.base_url and settings.api_key is None:
-            logging.getLogger(__name__).info(
-                "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
-            )
-        try:
-            if paused is None:
-                run = service.ask(question)
-            else:
-                run = service.resume(paused.to_dict(), _approval_cli.decisions(args, paused))
-        except ChatModelError as exc:
-            return _fail(stderr, EXIT_MODEL, "model", str(exc))
-        except ResumeError as exc:
-            return _fail(stderr, EXIT_CONFIG, "resume", str(exc))
-        return _report(run, service, settings, args, stdout)
+        return _answer(service, settings, args, (question, state, paused), stdout=stdout, stderr=stderr)
+
+
+def _answer(
+    service: OrchestratorService,
+    settings: Settings,
+    args: argparse.Namespace,
+    given: tuple[str, dict[str, Any] | None, PausedRun | None],
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Ask the question, or resume the paused run ``given`` holds; report it."""
+    from tools.approvals import ApprovalError
+
+    question, state, paused = given
+    if settings.base_url and settings.api_key is None:
+        logging.getLogger(__name__).info(
+            "no API key in $%s; calling %s without one", settings.api_key_env, settings.base_url
+        )
+    try:
+        if state is None or paused is None:
+            run = service.ask(question)
+        else:
+            run = service.resume(state, _approval_cli.decisions(args, paused))
+    except ChatModelError as exc:
+        return _fail(stderr, EXIT_MODEL, "model", str(exc))
+    except ResumeError as exc:
+        return _fail(stderr, EXIT_CONFIG, "resume", str(exc))
+    except ApprovalError as exc:  # the state key cannot be used: a paused run could not be saved safely
+        return _fail(stderr, EXIT_CONFIG, "approvals", str(exc))
+    return _report(run, service, settings, args, stdout)
 
 
 class _InputError(Exception):
@@ -225,13 +250,20 @@ class _InputError(Exception):
         self.what = what
 
 
-def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun | None]:
-    """The question, or the paused run ``--resume`` names (checked)."""
+def _read_input(
+    args: argparse.Namespace, stdin: TextIO, signer: StateSigner
+) -> tuple[str, dict[str, Any] | None, PausedRun | None]:
+    """The question, or the state ``--resume`` names and the paused run it holds (its
+    signature verified: a refused state stops here; a paused pipeline's state has no run:
+    the pipeline checks it)."""
     if args.resume is not None:
         if args.question:
             raise _InputError("usage", "--resume continues a paused run; pass no question with it")
         try:
-            return "", PausedRun.from_dict(_approval_cli.read_state(args.resume, stdin))
+            state = _approval_cli.read_state(args.resume, stdin)
+            if is_pipeline_state(state):
+                return "", state, None  # checked by the pipeline's resume
+            return "", state, PausedRun.from_dict(state, signer=signer)
         except ResumeError as exc:
             raise _InputError("resume", str(exc)) from None
     if args.approve_call or args.deny_call:
@@ -239,12 +271,22 @@ def _read_input(args: argparse.Namespace, stdin: TextIO) -> tuple[str, PausedRun
     question = _question(args.question, stdin)
     if not question:
         raise _InputError("question", "it is empty; pass the question text")
-    return question, None
+    return question, None, None
 
 
-def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks."""
-    from tools.approvals import ApprovalRequest, ApprovalsStore, Approve, Deny
+def _pipeline(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    *,
+    resume: dict[str, Any] | None = None,
+) -> int:
+    """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks;
+    or ``--resume`` of a paused pipeline (``resume``, its state)."""
+    from orchestrator.agents import PipelineState
+    from tools.approvals import ApprovalsStore, StateSigner
 
     if args.question:
         return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
@@ -256,20 +298,20 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
             api_key_env=args.api_key_env,
             strict=args.strict,
             freedom=args.freedom,
+            data_dir=args.data_dir,
             max_subagent_iterations=args.max_subagent_iterations,
         )
         model = build_chat_model(settings)
-        policy = approval_policy(settings, ApprovalsStore.from_env(env))
+        policy = approval_policy(settings, ApprovalsStore.from_env(env))  # a resume too: never the state's
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     args.max_subagent_iterations = settings.max_subagent_iterations
     build = None if settings.base_url is None else (lambda name: build_chat_model(settings, name))
-    terminal = _approval_cli.approver(args.approve, stdin, stderr) if policy is not None else None
-
-    def ask(request: ApprovalRequest) -> Approve | Deny:  # the pipeline cannot pause: no answer is a no
-        answer = terminal(request) if terminal is not None else None
-        return answer if answer is not None else Deny("not approved at the terminal")
-
+    saved = PipelineState(
+        StateSigner.from_env(env),
+        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        directory=settings.data_dir / _approval_cli.PAUSED_DIR,
+    )
     return run_pipeline_command(
         args,
         env=env,
@@ -278,24 +320,36 @@ def _pipeline(args: argparse.Namespace, env: Mapping[str, str], stdin: TextIO, s
         stdout=stdout,
         stderr=stderr,
         policy=policy,
-        approver=ask if terminal is not None else None,
+        approver=_approval_cli.pipeline_approver(args.approve, stdin, stderr),
+        saved=saved,
+        resume=resume,
+        decide=lambda paused: _approval_cli.decisions(args, paused),
     )
 
 
 def _service(
-    settings: Settings, env: Mapping[str, str], args: argparse.Namespace, stdin: TextIO, stderr: TextIO
+    settings: Settings,
+    env: Mapping[str, str],
+    args: argparse.Namespace,
+    stdin: TextIO,
+    stderr: TextIO,
+    *,
+    signer: StateSigner,
 ) -> OrchestratorService:
     """The service of this invocation, with the approvals file, the terminal approver
-    (``--approve ask`` on a terminal) and the claim ledger in the data directory."""
+    (``--approve ask`` on a terminal), the claim ledger in the data directory and the user's
+    state key."""
     from tools.approvals import ApprovalsStore
 
+    adopted = _adopted_tools(env, stderr)
     return OrchestratorService(
         settings,
-        adopted_tools=_adopted_tools(env),
+        adopted_tools=adopted,
         approvals=ApprovalsStore.from_env(env),
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
         claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        state_signer=signer,
     )
 
 
@@ -324,11 +378,19 @@ def _report(
     return EXIT_OK if run.stop_reason == "final_answer" else EXIT_BUDGET
 
 
-def _adopted_tools(env: Mapping[str, str]) -> RegistryService:
-    """The tools adopted in the user's and the current directory's registry files."""
-    from tools.store import RegistryService, RegistryStore
+def _adopted_tools(env: Mapping[str, str], stderr: TextIO) -> RegistryService:
+    """The tools adopted in the user's registry file and, once trusted (``tooldeck trust``),
+    the current directory's; says on ``stderr`` why the latter is not used when it is not."""
+    from tools.store import RegistryService, RegistryStore, StoreError
 
-    return RegistryService(RegistryStore.from_env(env), env=env)
+    store = RegistryStore.from_env(env)
+    try:
+        notice = store.project_trust().notice()
+    except StoreError:
+        notice = None  # reading the registry reports it
+    if notice is not None:
+        print(f"warning: {notice}", file=stderr)
+    return RegistryService(store, env=env)
 
 
 def run_main() -> None:

@@ -24,7 +24,7 @@ from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 if TYPE_CHECKING:
     from orchestrator.graph._approvals import GraphApprover
     from shared.modules import ModuleAdapters
-    from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny
+    from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny, StateSigner
     from tools.routing import ToolView
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
@@ -78,6 +78,7 @@ class OrchestratorService:
         approver: GraphApprover | None = None,
         hold_for_approval: bool = True,
         claims: ClaimStore | None = None,
+        state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
     ) -> None:
         """Build everything.
@@ -92,12 +93,16 @@ class OrchestratorService:
                 from the environment's and the current directory's registry files.
             approvals: The approvals file (`tools.approvals.ApprovalsStore`): its stored
                 level applies when ``settings.freedom`` is unset, its approvals always. With
-                no level from either, no approval gate applies (every call runs).
+                no level from either, the level is ``medium`` (only safe tools run freely);
+                None: no stored level or approvals (``settings.freedom``, else ``medium``).
             approver: Asked about each call that needs approval (a terminal prompt);
                 None: such calls are held and the run ends ``awaiting_approval``.
             hold_for_approval: False: calls that need approval are refused instead of held.
             claims: Where resumes claim the calls they decide (default: in memory; give a
                 `FileClaimStore` when several processes may resume the same state).
+            state_signer: Signs paused states and verifies them on resume (default: a key
+                in memory, so states resume only through this service; `from_env` and
+                ``python -m orchestrator`` use the user's key file).
             tracer: Spans for each run, model request and tool call (one trace per question).
 
         Raises:
@@ -107,10 +112,11 @@ class OrchestratorService:
         """
         self.settings = settings
         self.policy = approval_policy(settings, approvals)
-        if registry is not None and self.policy is not None and registry.policy is None and settings.agent is None:
+        if registry is not None and registry.policy is None and settings.agent is None:
             raise ServiceConfigError(
-                "the settings ask for approvals (freedom level), but the registry given was built without a policy; "
-                "build it with LocalToolRegistry(policy=...) or let the service build it"
+                f"the service applies the freedom level {self.policy.level} (calls that need approval are asked about "
+                "or held), but the registry given was built without a policy, so its calls would run unchecked; "
+                "build it with LocalToolRegistry(policy=service_policy) or let the service build it"
             )
         self.registry = registry if registry is not None else LocalToolRegistry(policy=self.policy, tracer=tracer)
         self._closers: list[Callable[[], None]] = []
@@ -144,6 +150,7 @@ class OrchestratorService:
             approver=approver,
             hold_for_approval=hold_for_approval,
             claims=claims,
+            state_signer=state_signer,
             tracer=tracer,
             provider=self._provider(),
         )
@@ -151,19 +158,21 @@ class OrchestratorService:
     @classmethod
     def from_env(cls, env: Mapping[str, str], **overrides: Any) -> OrchestratorService:
         """The service the environment describes: `Settings.from_env(env, **overrides)`, the
-        tools adopted in the user's and the current directory's registry files, and the
-        user's approvals file (``$XDG_CONFIG_HOME/tooldeck/approvals.json``).
+        tools adopted in the user's and the current directory's registry files (the latter
+        only once trusted: ``tooldeck trust``), the user's approvals file
+        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``) and state key.
 
         Raises:
             SettingsError: a setting is malformed.
             ServiceConfigError: the service cannot be built (see the constructor).
         """
-        from tools.approvals import ApprovalsStore
+        from tools.approvals import ApprovalsStore, StateSigner
         from tools.store import RegistryService, RegistryStore
 
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
         approvals = ApprovalsStore.from_env(env)
-        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted, approvals=approvals)
+        signer = StateSigner.from_env(env)
+        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted, approvals=approvals, state_signer=signer)
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
         """The registry, or the agent type's view of it (``--agent``)."""
@@ -445,19 +454,22 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
         raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
 
 
-def approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy | None:
-    """The policy of ``settings.freedom``, else of the store's level; None when neither sets
-    one (no approval gate: the orchestrator's default)."""
+def approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy:
+    """The policy of ``settings.freedom``, else of the store's level, else ``medium``: the one
+    default of every entry point (``python -m orchestrator``, `OrchestratorService`,
+    ``tooldeck``, ``serve-mcp``).
+
+    Raises:
+        ServiceConfigError: the approvals file is unusable (nothing runs unchecked).
+    """
     from tools.approvals import ApprovalError, ApprovalPolicy
 
-    level: str | None = settings.freedom
-    if level is None and store is not None:
-        try:
-            stored = store.freedom()
-        except ApprovalError as exc:
-            raise ServiceConfigError(str(exc)) from None
-        level = stored.value if stored is not None else None
-    return ApprovalPolicy(level, store) if level is not None else None
+    policy = ApprovalPolicy(settings.freedom, store)
+    try:
+        _ = policy.level  # read the file now: a corrupt one is a setup error, not a refusal per call
+    except ApprovalError as exc:
+        raise ServiceConfigError(str(exc)) from None
+    return policy
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -23,7 +23,7 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 ``TOOLDECK_MODEL_TIMEOUT``       seconds one model request may take (default 120)
 ``TOOLDECK_STRICT``              strict tool schemas, true/false (default: only for api.openai.com)
 ``TOOLDECK_FREEDOM``             approval level ``low``, ``medium`` or ``high`` for this run (default: the
-                                 level ``tooldeck configure freedom`` stored; none stored: no approvals)
+                                 level ``tooldeck configure freedom`` stored; none stored: ``medium``)
 ``BRAVE_API_KEY`` / ``SEARXNG_URL``  web search backend (see ``tools.builtin.web``)
 ===============================  =============================================================
 

@@ -116,7 +116,8 @@ def main() -> None:
         path.parent.mkdir(parents=True)
         text = Registry.from_data(registry_doc(n)).to_json_text()
         path.write_text(text)
-        store = RegistryStore(Path(tmp) / "user" / "registry.json", path)
+        store = RegistryStore(Path(tmp) / "cfg" / "tooldeck" / "registry.json", path)  # the CLI runs see it too
+        store.trust_project()  # a project file is used once the user trusts it (tooldeck trust)
         print(f"registry: {n} tools, {len(text) / 1024:.0f} KiB")
 
         base = median_ms(lambda: json.loads(path.read_text()), repeat)

@@ -293,11 +293,30 @@ class ToolManual(BaseModel):
         author's when every action declared them (else the fail-closed default)."""
         if not actions:
             return self
+        actions = tuple(self._inherit(a) for a in actions)
         declared: Origin = "author" if all(a.declared for a in actions) else "default"
         notes = [f"action {a.name!r} declares no risk: {a.risk}" for a in actions if not a.declared]
         origin = self.origin.model_copy(update={"risk": declared, "mutating": declared}).noted(*notes)
         data = {**self.model_dump(exclude={"origin", "actions"}), "actions": actions, "origin": origin}
         return ToolManual.model_validate(data)
+
+    def _inherit(self, action: ActionRisk) -> ActionRisk:
+        """``action`` with what it left undeclared taken from this manual's own declaration:
+        a tool whose author declared its risk (or ``mutating``) declares it for every action
+        that does not say otherwise."""
+        if action.declared:
+            return action
+        risk_declared = self.origin.risk in DECLARED_ORIGINS
+        mutating_declared = self.origin.mutating in DECLARED_ORIGINS
+        if not (risk_declared or mutating_declared):
+            return action
+        return action.model_copy(
+            update={
+                "risk": self.risk if risk_declared else action.risk,
+                "mutating": self.mutating if mutating_declared else action.mutating,
+                "declared": risk_declared and mutating_declared,
+            }
+        )
 
     def declared_by_operator(self) -> ToolManual:
         """This manual with what its author declared relabelled as the operator's

@@ -6,18 +6,22 @@
   ``task`` tool's backend (delegation never widens rights; nesting is bounded).
 - :class:`ImplementationPipeline`: coder -> test-writer -> reviewer, findings back to the
   coder at most ``max_cycles`` times, then the workspace's checks in the sandbox; the
-  result is a JSON-serialisable :class:`PipelineRun`.
+  result is a JSON-serialisable :class:`PipelineRun`. A step whose call waits for a person
+  pauses it (``awaiting_approval``; :meth:`ImplementationPipeline.resume` continues), and
+  its signed state (:func:`pipeline_state`) is what ``--resume`` takes.
 - :func:`parse_verdict` -> :class:`Verdict` with :class:`Finding` s.
 """
 
 from orchestrator.agents.command import (
+    PipelineState,
     add_pipeline_arguments,
     build_pipeline,
     run_pipeline_command,
     subagent_iterations,
 )
 from orchestrator.agents.models import ModelResolver, agent_models_from_env, env_name, load_agent_models
-from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun, PipelineStep
+from orchestrator.agents.paused import is_pipeline_state, pipeline_from_state, pipeline_state
+from orchestrator.agents.pipeline import ImplementationPipeline, PipelinePause, PipelineRun, PipelineStep
 from orchestrator.agents.prompts import DEFAULT_PROMPTS
 from orchestrator.agents.subagent import (
     DEFAULT_SUBAGENT_ITERATIONS,
@@ -50,7 +54,9 @@ __all__ = [
     "Finding",
     "ImplementationPipeline",
     "ModelResolver",
+    "PipelinePause",
     "PipelineRun",
+    "PipelineState",
     "PipelineStep",
     "SubAgent",
     "SubAgentDelegator",
@@ -68,8 +74,11 @@ __all__ = [
     "env_name",
     "format_pipeline_trace",
     "host_python_path",
+    "is_pipeline_state",
     "load_agent_models",
     "parse_verdict",
+    "pipeline_from_state",
+    "pipeline_state",
     "run_pipeline_command",
     "subagent_iterations",
 ]

@@ -2,34 +2,58 @@
 
 The CLI calls :func:`add_pipeline_arguments` on its parser and, when ``--pipeline`` is
 given, :func:`run_pipeline_command`. Exit codes: 0 approved (and validated), 2 usage or
-configuration error, 3 a model endpoint failed, 6 rejected by the reviewer, 7 approved but
-a check failed (5 is the agent's "waiting for approval").
+configuration error, 3 a model endpoint failed, 5 a step's call waits for a person's approval
+(the signed state is saved; ``--resume FILE --approve-call ID`` continues), 6 rejected by the
+reviewer, 7 approved but a check failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sysconfig
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator.agents.models import ModelResolver, agent_models_from_env
+from orchestrator.agents.paused import pipeline_from_state, pipeline_state
 from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun
 from orchestrator.agents.prompts import DEFAULT_PROMPTS
 from orchestrator.agents.subagent import DEFAULT_SUBAGENT_ITERATIONS, SubAgent, check_max_subagent_iterations
 from orchestrator.agents.toolset import AgentToolset, agent_factory
 from orchestrator.agents.trace import format_pipeline_trace
 from orchestrator.agents.validation import WorkspaceValidator, host_python_path
+from orchestrator.graph import ClaimStore, PausedRun, ResumeError
 from orchestrator.llm import ChatModel
+from tools.approvals import ApprovalError, StateSigner
 from tools.builtin.code_executor import LocalSandbox, SandboxClient, SandboxLimits
 
 if TYPE_CHECKING:
-    from tools.approvals import ApprovalPolicy, Approver
+    from tools.approvals import ApprovalPolicy, Approve, Approver, Deny
 
-EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 6, 7
+EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_AWAITING, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 5, 6, 7
 _ENV = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
+_log = logging.getLogger(__name__)
+
+
+class PipelineState:
+    """Where a paused pipeline's state is signed, claimed and saved.
+
+    Args:
+        signer: Signs the state (and each step's); the user's key file at the CLI.
+        claims: Where resumes claim the calls they decide (a file at the CLI: "once" holds
+            across processes).
+        directory: Where a paused run's state is saved (``<data dir>/paused``); None: only
+            printed.
+    """
+
+    def __init__(self, signer: StateSigner, *, claims: ClaimStore | None = None, directory: Path | None = None) -> None:
+        self.signer = signer
+        self.claims = claims
+        self.directory = directory
 
 
 def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,17 +86,28 @@ def build_pipeline(
     toolset: AgentToolset | None = None,
     policy: ApprovalPolicy | None = None,
     approver: Approver | None = None,
+    saved: PipelineState | None = None,
 ) -> tuple[ImplementationPipeline, AgentToolset]:
     """The pipeline with the default prompts, each agent's tools made per workspace; every
-    agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given."""
+    agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given; a
+    call nobody can be asked about pauses the pipeline (its state signed by ``saved.signer``)."""
     make = agent_factory(models, DEFAULT_PROMPTS, max_iterations=max_iterations)
     tools = toolset or AgentToolset(
         sandbox=sandbox, python_path=python_path, make_agent=make, policy=policy, approver=approver
     )
 
+    signer = saved.signer if saved is not None else None
+    claims = saved.claims if saved is not None else None
+
     def agent(kind: str) -> SubAgent:
         return SubAgent(
-            kind, models.for_agent(kind), lambda root: tools.view(kind, root), DEFAULT_PROMPTS[kind], max_iterations
+            kind,
+            models.for_agent(kind),
+            lambda root: tools.view(kind, root),
+            DEFAULT_PROMPTS[kind],
+            max_iterations,
+            state_signer=signer,
+            claims=claims,
         )
 
     validator = WorkspaceValidator(sandbox, python_path=python_path)
@@ -93,8 +128,12 @@ def run_pipeline_command(
     sandbox: SandboxClient | None = None,
     policy: ApprovalPolicy | None = None,
     approver: Approver | None = None,
+    saved: PipelineState | None = None,
+    resume: Mapping[str, Any] | None = None,
+    decide: Callable[[PausedRun], dict[str, Approve | Deny]] | None = None,
 ) -> int:
-    """Run the pipeline for ``args.pipeline`` in ``args.workspace``; print the trace or JSON.
+    """Run the pipeline for ``args.pipeline`` in ``args.workspace`` (or continue the paused
+    one ``resume`` holds); print the trace or JSON.
 
     Args:
         args: Parsed arguments (:func:`add_pipeline_arguments` plus ``--json``).
@@ -106,20 +145,27 @@ def run_pipeline_command(
         sandbox: Where bash and the checks run (default: a ``LocalSandbox`` with a 300 s,
             1 GiB budget per run).
         policy: The freedom dial for the agents' calls (None: no approval gate).
-        approver: Asks a person about a call the dial does not allow (else it is refused).
+        approver: Asks a person about a call the dial does not allow; None: the pipeline
+            pauses on it (exit 5).
+        saved: Signs, claims and saves a paused run's state (default: a key in memory, not
+            saved: such a run cannot be resumed by another process).
+        resume: A paused pipeline's saved state to continue (``--resume``).
+        decide: The person's decisions about the paused step's held calls (``--approve-call``).
 
     Returns:
         The exit code (module docstring).
     """
-    task = (args.pipeline or "").strip()
+    saved = saved or PipelineState(StateSigner.ephemeral())
+    paused: PipelineRun | None = None
     try:
-        if not task:
-            raise ValueError("--pipeline: the task is empty; pass what to implement")
+        if resume is not None:
+            paused = pipeline_from_state(resume, saved.signer)
+        task, workspace = _task(args, paused)
         iterations = subagent_iterations(getattr(args, "max_subagent_iterations", None), env)
-        workspace = os.path.realpath(getattr(args, "workspace", None) or ".")
-        if not os.path.isdir(workspace):
-            raise ValueError(f"--workspace {workspace!r} is not a directory")
         box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=1024))
+    except ResumeError as exc:
+        print(f"error: resume: {exc}", file=stderr)
+        return EXIT_CONFIG
     except ValueError as exc:
         print(f"error: configuration: {exc}", file=stderr)
         return EXIT_CONFIG
@@ -130,28 +176,94 @@ def run_pipeline_command(
             models,
             sandbox=box,
             max_iterations=iterations,
-            max_cycles=args.max_cycles,
+            max_cycles=paused.max_cycles if paused is not None else args.max_cycles,
             python_path=python_path,
             policy=policy,
             approver=approver,
+            saved=saved,
         )
     except ValueError as exc:
         print(f"error: configuration: {exc}", file=stderr)
         return EXIT_CONFIG
     try:
-        run = pipeline.run(task, workspace)
+        if paused is not None:
+            run = pipeline.resume(paused, _decisions(paused, saved, decide))
+        else:
+            run = pipeline.run(task, workspace)
+    except (ResumeError, ApprovalError) as exc:
+        print(f"error: resume: {exc}", file=stderr)
+        return EXIT_CONFIG
     finally:
         tools.close()
         if sandbox is None:
             box.close()
-    if getattr(args, "json", False):
-        print(json.dumps(run.model_dump(mode="json"), ensure_ascii=False, indent=2), file=stdout)
-    else:
-        print(format_pipeline_trace(run), file=stdout)
+    _report(run, args, saved, stdout)
     return _exit_code(run)
 
 
+def _task(args: argparse.Namespace, paused: PipelineRun | None) -> tuple[str, str]:
+    """The task and the workspace: the paused run's (signed), else the flags'."""
+    if paused is not None:
+        return paused.task, paused.workspace
+    task = (args.pipeline or "").strip()
+    if not task:
+        raise ValueError("--pipeline: the task is empty; pass what to implement")
+    workspace = os.path.realpath(getattr(args, "workspace", None) or ".")
+    if not os.path.isdir(workspace):
+        raise ValueError(f"--workspace {workspace!r} is not a directory")
+    return task, workspace
+
+
+def _decisions(
+    run: PipelineRun, saved: PipelineState, decide: Callable[[PausedRun], dict[str, Approve | Deny]] | None
+) -> dict[str, Approve | Deny]:
+    """The person's decisions about the paused step's calls (checked against its state)."""
+    step = run.paused
+    if step is None or decide is None:
+        return {}
+    return decide(PausedRun.from_dict(step.state, signer=saved.signer))
+
+
+def _report(run: PipelineRun, args: argparse.Namespace, saved: PipelineState, stdout: TextIO) -> None:
+    """Print the run; a paused run's state is saved (and printed when it cannot be)."""
+    from orchestrator._approval_cli import keep_signed_state
+
+    state = pipeline_state(run, saved.signer) if run.status == "awaiting_approval" else None
+    state_file = keep_signed_state(run.run_id, state, saved.directory)
+    if getattr(args, "json", False):
+        out = run.model_dump(mode="json")
+        if state is not None:
+            out["state"], out["state_file"] = state, None if state_file is None else str(state_file)
+        print(json.dumps(out, ensure_ascii=False, indent=2), file=stdout)
+        return
+    print(format_pipeline_trace(run), file=stdout)
+    if run.paused is not None and state is not None:
+        print(_pending_text(run, state, state_file), file=stdout)
+
+
+def _pending_text(run: PipelineRun, state: dict[str, Any], state_file: Path | None) -> str:
+    from orchestrator._approval_cli import continue_lines, pending_lines
+    from orchestrator.graph._content import wire_safe
+    from tools.approvals import ApprovalRequest
+
+    step = run.paused
+    if step is None:  # pragma: no cover - _report passes paused runs only
+        return ""
+    requests = [ApprovalRequest.from_dict(entry) for entry in step.pending_approvals]
+    lines = [
+        f"Waiting for approval: the {step.agent} step (cycle {step.cycle}) holds {len(requests)} tool call(s) for "
+        f"a person's decision (run {run.run_id})."
+    ]
+    lines += pending_lines(requests)
+    lines += continue_lines(requests[0], state, state_file)
+    return wire_safe("\n".join(lines))
+
+
 def _exit_code(run: PipelineRun) -> int:
-    return {"approved": EXIT_OK, "rejected": EXIT_REJECTED, "validation_failed": EXIT_VALIDATION}.get(
-        run.status, EXIT_MODEL
-    )
+    codes = {
+        "approved": EXIT_OK,
+        "rejected": EXIT_REJECTED,
+        "validation_failed": EXIT_VALIDATION,
+        "awaiting_approval": EXIT_AWAITING,
+    }
+    return codes.get(run.status, EXIT_MODEL)

@@ -6,6 +6,10 @@ profile's tools, and a call to any other is answered ``permission_denied``. Its 
 ``max_iterations``, counts model turns (each turn may make several tool calls); a
 sub-agent still calling tools when it runs out is stopped with ``stop_reason
 "max_iterations"``.
+
+When its view's policy holds a call for a person's approval and nobody can be asked, the
+sub-agent pauses (``stop_reason "awaiting_approval"``, with the signed ``state`` and the
+``pending_approvals``); :meth:`SubAgent.resume` continues it with the person's decisions.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from orchestrator.graph import AgentGraph, ToolsNode
+from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
 from orchestrator.llm import ChatModel
+from tools.approvals import Approve, Deny, StateSigner
 from tools.routing import ToolView
 
 #: ``max_subagent_iterations``: the range and the default.
@@ -66,10 +71,22 @@ class SubAgentResult(BaseModel):
 
     agent_type: str
     answer: str
-    stop_reason: str = Field(description="'final_answer' or 'max_iterations'.")
+    stop_reason: str = Field(description="'final_answer', 'max_iterations' or 'awaiting_approval'.")
     iterations: int
     tool_calls: list[ToolCallSummary] = Field(default_factory=list)
     duration_ms: float = 0.0
+    run_id: str = ""
+    pending_approvals: list[dict[str, Any]] = Field(
+        default_factory=list, description="The calls waiting for a person (awaiting_approval only)."
+    )
+    state: dict[str, Any] | None = Field(
+        default=None, description="The signed state SubAgent.resume continues (awaiting_approval only)."
+    )
+
+    @property
+    def paused(self) -> bool:
+        """True while calls wait for a person's approval."""
+        return self.stop_reason == "awaiting_approval"
 
 
 class SubAgent:
@@ -84,6 +101,9 @@ class SubAgent:
         max_iterations: Model turns per run, 1-10 (``max_subagent_iterations``).
         max_parallel: Concurrent tool calls per turn.
         clock: Seconds, for durations.
+        state_signer: Signs a paused run's state and verifies it on :meth:`resume` (default:
+            a key in memory: resume through this sub-agent object).
+        claims: Where resumes claim the calls they decide (default: in memory per run).
 
     Raises:
         ValueError: ``max_iterations`` out of range, or ``tools`` is a view of another type.
@@ -99,6 +119,8 @@ class SubAgent:
         *,
         max_parallel: int = 4,
         clock: Callable[[], float] = time.perf_counter,
+        state_signer: StateSigner | None = None,
+        claims: ClaimStore | None = None,
     ) -> None:
         self.max_iterations = check_max_subagent_iterations(max_iterations)
         if isinstance(tools, ToolView) and tools.agent_type != agent_type:
@@ -112,6 +134,8 @@ class SubAgent:
         self.system_prompt = system_prompt
         self._max_parallel = max_parallel
         self._clock = clock
+        self._signer = state_signer if state_signer is not None else StateSigner.ephemeral()
+        self._claims = claims
 
     def __repr__(self) -> str:
         return f"SubAgent({self.agent_type!r}, max_iterations={self.max_iterations})"
@@ -129,13 +153,32 @@ class SubAgent:
         return self.tools(Path(workspace))
 
     def run(self, prompt: str, *, workspace: str | Path | None = None) -> SubAgentResult:
-        """Run the agent on ``prompt`` to its answer or the end of its budget.
+        """Run the agent on ``prompt`` to its answer, the end of its budget, or a call that
+        waits for a person (``stop_reason "awaiting_approval"``).
 
         Raises:
             ChatModelError: the model could not answer (tool failures never raise).
         """
-        view = self.view(workspace)
-        runner: Any = view
+        return self._drive(workspace, lambda graph: graph.run(prompt))
+
+    def resume(
+        self,
+        state: dict[str, Any],
+        decisions: dict[str, Approve | Deny],
+        *,
+        workspace: str | Path | None = None,
+    ) -> SubAgentResult:
+        """Continue a paused run with a person's decisions (see ``AgentGraph.resume``).
+
+        Raises:
+            ResumeError: the state is not this agent type's, was edited, or a decision names
+                no held call; nothing ran.
+            ChatModelError: the model could not answer.
+        """
+        return self._drive(workspace, lambda graph: graph.resume(state, decisions))
+
+    def _drive(self, workspace: str | Path | None, go: Callable[[AgentGraph], AgentRun]) -> SubAgentResult:
+        runner: Any = self.view(workspace)
         node = ToolsNode(runner, max_parallel=self._max_parallel)
         graph = AgentGraph(
             self.model,
@@ -143,10 +186,13 @@ class SubAgent:
             tools_node=node,
             max_iterations=self.max_iterations,
             system_prompt=self.system_prompt,
+            agent_name=self.agent_type,
+            state_signer=self._signer,
+            claims=self._claims,
         )
         started = self._clock()
         try:
-            run = graph.run(prompt)
+            run = go(graph)
         finally:
             node.close()
         calls = [
@@ -166,4 +212,7 @@ class SubAgent:
             iterations=run.iterations,
             tool_calls=calls,
             duration_ms=round((self._clock() - started) * 1000, 3),
+            run_id=run.run_id,
+            pending_approvals=[request.to_dict() for request in run.pending_approvals],
+            state=run.state,
         )

@@ -186,6 +186,13 @@ class SubAgentDelegator:
         )  # fmt: skip
         view = self._toolset.view(agent, self._root, delegate=child, within=self._caller)
         result = self._make_agent(agent, view).run(prompt)
+        if result.paused:  # a delegated task cannot wait for a person: say so, never an empty answer
+            held = ", ".join(sorted({str(r.get("tool")) for r in result.pending_approvals}))
+            raise PermissionDeniedError(
+                f"The delegated {agent} agent stopped: its call(s) of {held} need a person's approval, which cannot "
+                "be asked for inside a delegated task. Make those calls yourself (then the person is asked), or "
+                "continue without them."
+            )
         return DelegationResult(
             agent=agent,
             answer=result.answer,

@@ -2,16 +2,23 @@
 
 Liberal in what it reads: a ``VERDICT: APPROVE`` line, ``**Verdict:** reject``, ``Verdict -
 approved``, markdown lists or headings of ``BLOCKER``/``WARNING``/``SUGGESTION`` findings
-with ``file:line``, or JSON (bare or in a fenced block) with ``verdict`` and ``findings``.
-Strict in what it concludes: any BLOCKER, or three or more WARNINGs, is a REJECT whatever
-the text says; an answer with no verdict, or with both, is a REJECT with a finding that
-says so. Never an APPROVE by default.
+with ``file:line``, or a JSON answer with ``verdict`` and ``findings``.
+
+Strict in whose words count: the stated verdict is the reviewer's *own* last verdict line,
+outside code fences and ``>`` quotes (a review quotes code, and code can say anything), or
+its top-level JSON answer (the whole answer, bare or as the one fenced block it consists
+of). A JSON block quoted inside the prose never states the verdict; its findings still
+count. Strict in what it concludes: any BLOCKER, or three or more WARNINGs, anywhere in the
+answer, is a REJECT whatever the verdict line says; an answer with no verdict of its own,
+or whose last verdict line says both, is a REJECT with a finding that says so. Never an
+APPROVE by default.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -33,7 +40,8 @@ _FINDING = re.compile(
 )
 _LOCATION = re.compile(r"`?([\w./\\-]+\.[A-Za-z0-9]{1,8})(?::(\d+))?`?(?:\s*(?:,\s*)?line\s+(\d+))?")
 _WORD = re.compile(r"\b(approv\w*|accept\w*|lgtm|reject\w*|request\w*[ _-]changes|changes[ _-]requested)", re.I)
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ONE_LINE_FENCE = re.compile(r"```(?:json\b)?([^`\n]*)```")
 
 
 class Finding(BaseModel):
@@ -99,43 +107,117 @@ def _finding(severity: str, rest: str) -> Finding | None:
     return Finding(severity=severity.upper(), message=message or "(no message)", file=file, line=line)  # type: ignore[arg-type]
 
 
-def _from_json(text: str) -> tuple[Decision | None, list[Finding]] | None:
-    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+@dataclass
+class _Answer:
+    """An answer split into the reviewer's own lines and the blocks it quotes in fences."""
+
+    own: list[str] = field(default_factory=list)
+    fenced: list[str] = field(default_factory=list)
+
+
+def _split(text: str) -> _Answer:
+    """Lines outside fences vs fenced blocks; an unclosed fence runs to the end (as in
+    markdown), so a verdict after it is quoted too."""
+    answer = _Answer()
+    block: list[str] | None = None
+    marker = ""
+    for line in text.splitlines():
+        opening = _FENCE_LINE.match(line)
+        if block is None:
+            if opening is not None:
+                block, marker = [], opening.group(1)
+            else:
+                answer.own.append(line)
+        elif opening is not None and opening.group(1).startswith(marker) and not opening.group(2).strip():
+            answer.fenced.append("\n".join(block))
+            block = None
+        else:
+            block.append(line)
+    if block is not None:
+        answer.fenced.append("\n".join(block))
+    return answer
+
+
+def _unwrapped(text: str) -> str:
+    """The inside of an answer that is one fenced block, else the answer."""
     stripped = text.strip()
-    if stripped.startswith("{"):
-        candidates.insert(0, stripped)
-    for candidate in candidates:
-        try:
-            data: Any = json.loads(candidate)
-        except ValueError:
-            continue
-        if not isinstance(data, dict) or not ({"verdict", "decision"} & data.keys()):
-            continue
-        word = str(data.get("verdict") or data.get("decision") or "")
-        stated = _decision(word) if _VERDICT.search(f"verdict {word}") else None
-        findings = []
-        for item in data.get("findings") or []:
-            if isinstance(item, dict) and str(item.get("severity", "")).upper() in ("BLOCKER", "WARNING", "SUGGESTION"):
-                line = item.get("line")
-                findings.append(
-                    Finding(
-                        severity=str(item["severity"]).upper(),  # type: ignore[arg-type]
-                        message=str(item.get("message") or "(no message)")[:2000],
-                        file=str(item["file"]) if item.get("file") else None,
-                        line=line if isinstance(line, int) and not isinstance(line, bool) else None,
-                    )
+    one_line = _ONE_LINE_FENCE.fullmatch(stripped)
+    if one_line is not None:
+        return one_line.group(1).strip()
+    answer = _split(stripped)
+    if not any(line.strip() for line in answer.own) and len(answer.fenced) == 1 and stripped.endswith(("```", "~~~")):
+        return answer.fenced[0]
+    return stripped
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _json_findings(data: dict[str, Any]) -> list[Finding]:
+    findings = []
+    for item in data.get("findings") or []:
+        if isinstance(item, dict) and str(item.get("severity", "")).upper() in ("BLOCKER", "WARNING", "SUGGESTION"):
+            line = item.get("line")
+            findings.append(
+                Finding(
+                    severity=str(item["severity"]).upper(),  # type: ignore[arg-type]
+                    message=str(item.get("message") or "(no message)")[:2000],
+                    file=str(item["file"]) if item.get("file") else None,
+                    line=line if isinstance(line, int) and not isinstance(line, bool) else None,
                 )
-        return stated, findings
-    return None
+            )
+    return findings
 
 
-def _verdict_words(text: str) -> set[Decision]:
-    words: set[Decision] = set()
-    for match in _VERDICT.finditer(text):
-        end = text.find("\n", match.start())
-        line = text[match.start() : end if end >= 0 else len(text)]
-        words |= {_decision(w) for w in _WORD.findall(line)}  # "APPROVE or REJECT" is both
-    return words
+def _from_json(data: dict[str, Any]) -> tuple[Decision | None, list[Finding]]:
+    word = str(data.get("verdict") or data.get("decision") or "")
+    stated = _decision(word) if _VERDICT.search(f"verdict {word}") else None
+    return stated, _json_findings(data)
+
+
+def _last_verdict(lines: list[str]) -> tuple[bool, Decision | None]:
+    """Whether any line states a verdict, and the decision of the last one (None when
+    that line says both, like 'APPROVE or REJECT')."""
+    for line in reversed(lines):
+        match = _VERDICT.search(line)
+        if match is not None:
+            words = {_decision(w) for w in _WORD.findall(line[match.start() :])}
+            return True, words.pop() if len(words) == 1 else None
+    for line in reversed(lines):
+        bare = _BARE.match(line)
+        if bare is not None:
+            return True, _decision(bare.group(1))
+    return False, None
+
+
+def _from_text(text: str) -> tuple[Decision | None, list[Finding], str]:
+    """The stated decision, the findings, and why there is no decision (when there is none)."""
+    answer = _split(text)
+    own = [line for line in answer.own if not line.lstrip().startswith(">")]
+    said, stated = _last_verdict(own)
+    why = "" if stated else "both APPROVE and REJECT in its last verdict line" if said else _no_verdict(answer)
+    findings = [
+        f
+        for m in _FINDING.finditer(text)
+        if _is_finding(text, m) and (f := _finding(m.group(1), m.group(2))) is not None
+    ]
+    for block in answer.fenced:  # quoted JSON never states the verdict, but its findings count
+        data = _json_object(block.strip())
+        if data is not None:
+            findings += _json_findings(data)
+    return stated, findings, why
+
+
+def _no_verdict(answer: _Answer) -> str:
+    quoted = any(_VERDICT.search(block) or _BARE.search(block) for block in answer.fenced)
+    return "a verdict only inside a quoted block" if quoted else "no parseable verdict"
 
 
 def _is_finding(text: str, match: re.Match[str]) -> bool:
@@ -144,19 +226,6 @@ def _is_finding(text: str, match: re.Match[str]) -> bool:
     return match.group(1).isupper() or text[match.end(1) : match.end(1) + 3].lstrip("Ss").startswith(
         (":", "]", ")", "*", " -", " \u2014")
     )
-
-
-def _from_text(text: str) -> tuple[Decision | None, list[Finding]]:
-    words = _verdict_words(text)
-    if not words:
-        words = {_decision(m.group(1)) for m in _BARE.finditer(text)}
-    stated: Decision | None = words.pop() if len(words) == 1 else None
-    findings = [
-        f
-        for m in _FINDING.finditer(text)
-        if _is_finding(text, m) and (f := _finding(m.group(1), m.group(2))) is not None
-    ]
-    return stated, findings
 
 
 def parse_verdict(text: str | None) -> Verdict:
@@ -168,16 +237,20 @@ def parse_verdict(text: str | None) -> Verdict:
     Returns:
         The verdict; REJECT unless the reviewer clearly approved and no rule overrides it.
     """
-    text = (text or "")[:100_000]
-    parsed = _from_json(text)
-    stated, findings = parsed if parsed is not None else _from_text(text)
+    text = _unwrapped((text or "")[:100_000])
+    data = _json_object(text)
+    if data is not None and ({"verdict", "decision"} & data.keys()):
+        stated, findings = _from_json(data)
+        why = "" if stated else "no parseable verdict in its JSON answer"
+    else:
+        stated, findings, why = _from_text(text)
     if stated is None:
-        why = "both APPROVE and REJECT" if _VERDICT.search(text) else "no parseable verdict"
         findings = [
             *findings,
             Finding(
                 severity="BLOCKER",
-                message=f"The review had {why}: answer with a line 'VERDICT: APPROVE' or 'VERDICT: REJECT'.",
+                message=f"The review had {why}: answer with your own line 'VERDICT: APPROVE' or "
+                "'VERDICT: REJECT', outside code blocks and quotes.",
             ),
         ]
         return Verdict(decision="REJECT", stated=None, findings=findings)

@@ -16,7 +16,7 @@ from orchestrator.graph.run import AgentRun, StepRecord, StopReason
 from orchestrator.graph.state import Decided, PausedRun, call_key
 from orchestrator.graph.tools_node import ToolCallRecord
 from orchestrator.llm import ChatResponse, Message
-from tools.approvals import ApprovalRequest
+from tools.approvals import ApprovalRequest, StateSigner
 
 
 @dataclass
@@ -139,8 +139,9 @@ class Loop:
             run_id=self.run_id,
         )
 
-    def pause(self, agent: str, now: datetime) -> AgentRun:
-        """The run as it waits for decisions about the open turn's held calls."""
+    def pause(self, agent: str, now: datetime, signer: StateSigner) -> AgentRun:
+        """The run as it waits for decisions about the open turn's held calls (its state
+        signed by ``signer``)."""
         turn = self.turn
         if turn is None or not turn.held:  # pragma: no cover - the graph pauses only then
             raise RuntimeError("nothing is held")
@@ -158,7 +159,7 @@ class Loop:
             steps=self.steps,
             elapsed_ms=timings["total_ms"],
         )
-        state = paused.to_dict()
+        state = paused.to_signed_dict(signer)
         return AgentRun(
             messages=state["messages"],
             tool_results=state["tool_results"],

@@ -18,7 +18,7 @@ from orchestrator.graph.run import AgentRun, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, call_key, new_run_id
 from orchestrator.graph.tools_node import ToolRunner, ToolsNode
 from orchestrator.llm import ChatModel, ChatResponse, Message, ToolChoice
-from tools.approvals import ApprovalRequest, Approve, Deny
+from tools.approvals import ApprovalRequest, Approve, Deny, StateSigner
 
 if TYPE_CHECKING:
     from tools.telemetry import ToolTracer
@@ -82,6 +82,7 @@ class AgentGraph:
         hold_for_approval: bool = True,
         claims: ClaimStore | None = None,
         max_state_age: timedelta | None = timedelta(days=30),
+        state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
         provider: str | None = None,
         clock: Callable[[], float] = time.perf_counter,
@@ -116,6 +117,11 @@ class AgentGraph:
                 on the same file to make "once" hold across processes).
             max_state_age: A paused state older than this is refused by `resume` (claims
                 are kept as long; None: no limit).
+            state_signer: Signs paused states and verifies them on `resume` (an edited state is
+                refused). Default: a key of this graph's own, in memory, so its states resume
+                only through this graph; give every graph that resumes a state the same signer
+                (``StateSigner.from_env(os.environ)``: the user's key file) to resume in
+                another process.
             tracer: Opens an ``invoke_agent`` span around each run and resume and a
                 ``chat`` span around each model request (give the registry the same
                 tracer for its tool spans: one question is one trace).
@@ -143,6 +149,7 @@ class AgentGraph:
         self.hold_for_approval = hold_for_approval
         self.claims: ClaimStore = claims if claims is not None else MemoryClaimStore()
         self.max_state_age = max_state_age
+        self.state_signer = state_signer if state_signer is not None else StateSigner.ephemeral()
         self.tracer = tracer
         self.provider = provider
         self.clock = clock
@@ -258,7 +265,7 @@ class AgentGraph:
     def _drive(self, loop: Loop) -> AgentRun:
         while True:
             if not loop.close_turn():
-                return loop.pause(self.agent_name, self.now())
+                return loop.pause(self.agent_name, self.now(), self.state_signer)
             if loop.iteration >= self.max_iterations:
                 return loop.finish("max_iterations")
             since = self.clock()
@@ -279,7 +286,7 @@ class AgentGraph:
         achat = getattr(self.model, "achat", None)
         while True:
             if not loop.close_turn():
-                return loop.pause(self.agent_name, self.now())
+                return loop.pause(self.agent_name, self.now(), self.state_signer)
             if loop.iteration >= self.max_iterations:
                 return loop.finish("max_iterations")
             since = self.clock()
@@ -361,7 +368,7 @@ class AgentGraph:
         self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None
     ) -> tuple[PausedRun, dict[int, Decision]]:
         """The checked state and decisions (nothing claimed or run yet)."""
-        paused = PausedRun.from_dict(state)
+        paused = PausedRun.from_dict(state, signer=self.state_signer)
         if paused.agent != self.agent_name:
             raise ResumeError(
                 f"run {paused.run_id} was paused by the {paused.agent!r} agent; resume it with that agent's graph "

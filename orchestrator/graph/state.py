@@ -7,9 +7,13 @@ shown, a held call that is not one of the turn's calls, answers that do not matc
 calls. The conversation's last assistant message is the source of truth: what a resume runs
 are the arguments *that message* carries, and only if they hash to what was shown.
 
-The state is plain data a person may keep in a file: it carries no secret and is not signed.
-A state edited to look like another run is another run; its calls still need a person's
-decision, and each decision runs a call at most once (see `orchestrator.graph.claims`).
+The state is plain data a person may keep in a file, and it is signed
+(`tools.approvals.StateSigner`, HMAC-SHA256 with a key only its user can read): `from_dict`
+verifies the signature before it believes anything in the state, so an edited state (any
+value: the agent, a level, arguments, pending approvals, messages) is refused and runs
+nothing. States of version 1 (before signing) are refused with a message saying why. Nothing
+in a state decides a safety level: a resume takes the level and the agent type from the
+resuming graph (its user's configuration and flags).
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from orchestrator.graph._calls import PendingCall, pending_calls
 from orchestrator.graph.run import StepRecord
 from orchestrator.graph.tools_node import ToolCallRecord
 from orchestrator.llm import Message
-from tools.approvals import ApprovalRequest, arguments_hash
+from tools.approvals import ApprovalError, ApprovalRequest, StateSigner, arguments_hash
 from tools.errors import InvalidArgumentsError
 
-__all__ = ["STATE_KIND", "STATE_VERSION", "PausedRun", "ResumeError", "state_from_json"]
+__all__ = ["STATE_KIND", "STATE_VERSION", "PausedRun", "ResumeError", "state_from_json", "verified_state"]
 
 STATE_KIND = "tooldeck.paused_run"
-STATE_VERSION = 1
+#: Version 2: signed. Version 1 states (unsigned) are refused.
+STATE_VERSION = 2
 _RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
 _TIME = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -96,7 +101,8 @@ class PausedRun:
         return pending_calls(self.messages[-1:])
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-serialisable state (a deep copy: later changes to the run do not show)."""
+        """The JSON-serialisable state, unsigned (a deep copy: later changes to the run do not
+        show); `to_signed_dict` is what a paused run hands out."""
         data = {
             "kind": STATE_KIND,
             "version": STATE_VERSION,
@@ -115,32 +121,30 @@ class PausedRun:
         copied: dict[str, Any] = json.loads(json.dumps(data, ensure_ascii=False, default=str))
         return copied
 
-    @classmethod
-    def from_dict(cls, data: object) -> PausedRun:
-        """Read and check a state `to_dict` produced (or the ``--json`` output holding one).
+    def to_signed_dict(self, signer: StateSigner) -> dict[str, Any]:
+        """`to_dict` signed by ``signer`` (what ``AgentRun.state`` holds).
 
         Raises:
-            ResumeError: the state is malformed, from another version, or does not hold
-                together (the message names the problem).
+            StateKeyError: the signer's key file is unusable.
         """
-        if isinstance(data, Mapping) and "state" in data and "kind" not in data:
-            data = data["state"]  # the whole `--json` output of a paused run
-        try:  # a copy, checked to be JSON: resuming never changes the caller's state
-            data = json.loads(json.dumps(data, ensure_ascii=False, allow_nan=False))
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise ResumeError(f"a paused run's state is JSON data; this is not ({type(exc).__name__})") from None
-        if not isinstance(data, Mapping):
-            raise ResumeError(f"a paused run's state is a JSON object, not {type(data).__name__}")
-        if data.get("kind") != STATE_KIND:
-            raise ResumeError(
-                f"not the state of a paused agent run (kind {str(data.get('kind'))[:40]!r}, expected "
-                f"{STATE_KIND!r}); pass AgentRun.state, or the file `python -m orchestrator --json` wrote"
-            )
-        if data.get("version") != STATE_VERSION:
-            raise ResumeError(
-                f"state version {str(data.get('version'))[:20]} is not supported (this orchestrator reads "
-                f"version {STATE_VERSION})"
-            )
+        return signer.sign(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: object, *, signer: StateSigner) -> PausedRun:
+        """Read, verify and check a state `to_signed_dict` produced (or the ``--json`` output
+        holding one).
+
+        Args:
+            data: The state.
+            signer: Verifies its signature (the signer of the graph that paused it: the
+                same key).
+
+        Raises:
+            ResumeError: the state is not signed, or not with this key, or was edited; it is
+                malformed, from another version, or does not hold together (the message
+                names the problem). Nothing in it was used.
+        """
+        data = verified_state(data, kind=STATE_KIND, version=STATE_VERSION, signer=signer, what="paused agent run")
         run = cls(
             run_id=_run_id(data.get("run_id")),
             agent=_text(data, "agent", 64),
@@ -160,6 +164,43 @@ class PausedRun:
         run.pending = _pending(data.get("pending_approvals"), calls)
         run.answered = _answered(data.get("answered", []), calls, run.pending)
         return run
+
+
+def verified_state(data: object, *, kind: str, version: int, signer: StateSigner, what: str) -> dict[str, Any]:
+    """``data`` (or the ``state`` of a whole ``--json`` output) as a fresh JSON copy whose kind,
+    version and signature are checked; the signature field is dropped.
+
+    Raises:
+        ResumeError: not a JSON object, another kind, an unsigned version 1 state, another
+            version, or a signature that is missing, of another key, or does not match.
+    """
+    if isinstance(data, Mapping) and "state" in data and "kind" not in data:
+        data = data["state"]  # the whole `--json` output of a paused run
+    try:  # a copy, checked to be JSON: resuming never changes the caller's state
+        data = json.loads(json.dumps(data, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ResumeError(f"a {what}'s state is JSON data; this is not ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise ResumeError(f"a {what}'s state is a JSON object, not {type(data).__name__}")
+    if data.get("kind") != kind:
+        raise ResumeError(
+            f"not the state of a {what} (kind {str(data.get('kind'))[:40]!r}, expected {kind!r}); pass the state "
+            "it returned, or the file `python -m orchestrator` saved"
+        )
+    found = data.get("version")
+    if found == 1 and version > 1:
+        raise ResumeError(
+            "state version 1 was saved by an older tooldeck, before saved states were signed: it cannot be checked "
+            "for edits, so it is not resumed (nothing was run). Ask the question again"
+        )
+    if found != version:
+        raise ResumeError(
+            f"state version {str(found)[:20]} is not supported (this orchestrator reads version {version})"
+        )
+    try:
+        return signer.verify(data, what=f"the {what}'s state")
+    except ApprovalError as exc:
+        raise ResumeError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------- field checks

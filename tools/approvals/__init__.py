@@ -12,6 +12,13 @@
     approved = policy.apply(request, Approve(remember=False))     # what a person decided
     registry.call_tool_raw("delete_file", approved.arguments, approved=approved)   # runs once, exactly so
 
+A tool (or one action of a composite tool) may show what a call would change with an
+``approval_preview(request) -> str | None`` method (:mod:`tools.approvals.preview`): the request
+carries it, and the approval is bound to it.
+
+Saved states (a paused run waiting for a person) are signed with :class:`StateSigner`
+(HMAC-SHA256, a ``0600`` key in the user's configuration directory): an edited state is refused.
+
 A synchronous ``approver`` callback (``(ApprovalRequest) -> Approve | Deny``) on a registry,
 a view or an ``ExecutionService`` asks a person on the spot instead (terminals, CLIs).
 """
@@ -28,6 +35,8 @@ from tools.approvals.errors import (
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
+from tools.approvals.preview import Preview, approval_preview, files_diff
+from tools.approvals.signing import STATE_KEY_FILE, StateKeyError, StateSignatureError, StateSigner
 from tools.approvals.store import (
     APPROVALS_FILE,
     MAX_APPROVALS_BYTES,
@@ -42,6 +51,7 @@ __all__ = [
     "DEFAULT_FREEDOM",
     "FREEDOM_VARIABLE",
     "MAX_APPROVALS_BYTES",
+    "STATE_KEY_FILE",
     "ApprovalCheck",
     "ApprovalError",
     "ApprovalMismatchError",
@@ -57,12 +67,18 @@ __all__ = [
     "FreedomLevel",
     "InvalidApprovalIdError",
     "InvalidFreedomLevelError",
+    "Preview",
+    "StateKeyError",
+    "StateSignatureError",
+    "StateSigner",
     "ToolApproval",
+    "approval_preview",
     "arguments_hash",
     "call_with_approval",
     "canonical_json",
     "check_approval_id",
     "denial",
+    "files_diff",
     "freedom_from_env",
     "tool_version_hash",
 ]

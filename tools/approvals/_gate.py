@@ -113,7 +113,7 @@ class ApprovalGate:
             decision = approver(first)
         except Exception as exc:
             return self._approver_failed(first, exc)
-        return self._settle(first, decision)
+        return self._settle(first, decision, tool, preset)
 
     async def adecide(
         self,
@@ -141,7 +141,7 @@ class ApprovalGate:
             decision = await asyncio.to_thread(approver, first)
         except Exception as exc:
             return self._approver_failed(first, exc)
-        return self._settle(first, decision)
+        return self._settle(first, decision, tool, preset)
 
     # ------------------------------------------------------------------ steps
 
@@ -199,7 +199,13 @@ class ApprovalGate:
             },
         )
 
-    def _settle(self, request: ApprovalRequest, decision: object) -> Verdict:
+    def _settle(
+        self,
+        request: ApprovalRequest,
+        decision: object,
+        tool: BaseTool[Any, Any],
+        preset: Mapping[str, Any] | None,
+    ) -> Verdict:
         if isinstance(decision, Deny):
             return denied(request, decision)
         if not isinstance(decision, Approve):
@@ -212,6 +218,9 @@ class ApprovalGate:
             return _refuse(exc.message, exc.details or {}, "validation_error")
         except ApprovalMismatchError as exc:
             return _refuse(str(exc), {"reason": "approval_mismatch", "tool": request.tool})
+        changed = _check_preview(tool, request.tool, approved.arguments, preset, approved)
+        if changed is not None:  # edited arguments not previewed, or the code changed while asked
+            return changed
         if decision.remember:
             policy = self.policy
             try:
@@ -270,7 +279,36 @@ def _check_grant(
             "it needs their approval again.",
             {**base, "version_hash": current, "approved_version_hash": approved.version_hash},
         )
-    return Verdict(arguments)
+    return _check_preview(tool, name, arguments, preset, approved) or Verdict(arguments)
+
+
+def _check_preview(
+    tool: BaseTool[Any, Any],
+    name: str,
+    arguments: Arguments,
+    preset: Mapping[str, Any] | None,
+    approved: ApprovedCall,
+) -> Verdict | None:
+    """A refusal when the tool shows a preview and it is not the one the person approved."""
+    from tools._arguments import parse_arguments
+    from tools.approvals.preview import approval_preview
+
+    preview = approval_preview(tool, parse_arguments(arguments, name), preset=preset)
+    if preview is None or preview.digest == approved.preview_hash:
+        return None
+    base = {"reason": "preview_changed", "tool": name, "preview_hash": preview.digest}
+    if approved.preview_hash is None:
+        return _refuse(
+            f"The call of '{name}' shows what it changes before it runs, and this approval was given without "
+            "seeing that (edited arguments, or an approval made elsewhere), so it was not run. A person must "
+            "approve the call as shown.",
+            base,
+        )
+    return _refuse(
+        f"What the call of '{name}' would change is no longer what a person approved (it changed after they "
+        "looked), so it was not run. A person must approve it again, as it is now.",
+        {**base, "approved_preview_hash": approved.preview_hash},
+    )
 
 
 def call_with_approval(

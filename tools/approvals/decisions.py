@@ -1,11 +1,12 @@
 """What a person decides about a call that needs approval, and what the decision carries.
 
 * :class:`ApprovalRequest`: one call waiting for a person (tool, arguments, their hash, risk,
-  why it needs approval). JSON-serialisable (:meth:`ApprovalRequest.to_dict` /
+  why it needs approval, and what it would change when the tool shows it: ``preview``, see
+  :mod:`tools.approvals.preview`). JSON-serialisable (:meth:`ApprovalRequest.to_dict` /
   :meth:`ApprovalRequest.from_dict`), so a paused agent run can store it.
 * :class:`Approve` / :class:`Deny`: the person's decision (small frozen values).
-* :class:`ApprovedCall`: an approved call, bound to the tool's name, its version hash and the
-  hash of exactly the arguments approved. A registry given one
+* :class:`ApprovedCall`: an approved call, bound to the tool's name, its version hash, the
+  hash of exactly the arguments approved and the hash of the preview shown. A registry given one
   (``call_tool_raw(name, arguments, approved=...)``) runs the call despite its policy, and only
   when the arguments are exactly those approved and the tool has not changed since.
 * :data:`Approver`: a synchronous callback ``(ApprovalRequest) -> Approve | Deny`` for
@@ -22,6 +23,7 @@ from tools._arguments import parse_arguments
 from tools.approvals.errors import ApprovalMismatchError
 from tools.approvals.hashing import arguments_hash
 from tools.approvals.levels import FreedomLevel
+from tools.approvals.preview import MAX_PREVIEW_CHARS, preview_digest
 from tools.manual import RiskLevel
 
 if TYPE_CHECKING:
@@ -72,6 +74,9 @@ class ApprovalRequest:
         freedom: The freedom level in force.
         reason: Why it needs approval, in a sentence a person can read.
         call_id: The model's ``tool_call`` id, when the call came from a model.
+        preview: What the call would change (e.g. the code diff an install brings), when the
+            tool shows one (:mod:`tools.approvals.preview`); show it with the request.
+        preview_hash: SHA-256 of the whole preview: the approval is bound to it.
     """
 
     tool: str
@@ -82,10 +87,12 @@ class ApprovalRequest:
     freedom: FreedomLevel
     reason: str
     call_id: str | None = None
+    preview: str | None = None
+    preview_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (the inverse of :meth:`from_dict`)."""
-        return {
+        out = {
             "call_id": self.call_id,
             "tool": self.tool,
             "arguments": self.arguments,
@@ -95,6 +102,10 @@ class ApprovalRequest:
             "freedom": self.freedom.value,
             "reason": self.reason,
         }
+        if self.preview is not None:
+            out["preview"] = self.preview
+            out["preview_hash"] = self.preview_hash
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
@@ -117,6 +128,7 @@ class ApprovalRequest:
                 freedom=FreedomLevel.parse(data["freedom"]),
                 reason=str(data.get("reason", "")),
                 call_id=None if data.get("call_id") is None else str(data["call_id"]),
+                **_preview_fields(data),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not an approval request: {exc}") from None
@@ -140,7 +152,11 @@ class ApprovalRequest:
                 "approve what is shown"
             )
         edited = None if decision is None else decision.arguments
-        return ApprovedCall.of(self.tool, self.arguments if edited is None else edited, self.version_hash, self.call_id)
+        if edited is None:
+            return ApprovedCall.of(self.tool, self.arguments, self.version_hash, self.call_id, self.preview_hash)
+        # the preview shown was made for the requested arguments: edited ones were not previewed
+        shown = self.preview_hash if arguments_hash(edited) == self.arguments_hash else None
+        return ApprovedCall.of(self.tool, edited, self.version_hash, self.call_id, shown)
 
 
 @dataclass(frozen=True)
@@ -153,6 +169,9 @@ class ApprovedCall:
         arguments_hash: Their hash; the registry refuses other arguments.
         version_hash: The tool version approved; the registry refuses a changed tool.
         call_id: The model's ``tool_call`` id, when known.
+        preview_hash: The hash of the preview the person was shown (None: none was); for a
+            tool that shows a preview, the registry refuses the call unless the preview it
+            makes now hashes the same.
     """
 
     tool: str
@@ -160,16 +179,36 @@ class ApprovedCall:
     arguments_hash: str
     version_hash: str
     call_id: str | None = None
+    preview_hash: str | None = None
 
     @classmethod
-    def of(cls, tool: str, arguments: Arguments, version_hash: str, call_id: str | None = None) -> ApprovedCall:
+    def of(
+        cls,
+        tool: str,
+        arguments: Arguments,
+        version_hash: str,
+        call_id: str | None = None,
+        preview_hash: str | None = None,
+    ) -> ApprovedCall:
         """An approved call of ``tool`` with ``arguments`` (decoded and hashed now) for ``version_hash``.
 
         Raises:
             InvalidArgumentsError: ``arguments`` is not a JSON object (or JSON text of one).
         """
         kept = parse_arguments(arguments, tool)
-        return cls(tool, kept, arguments_hash(kept), version_hash, call_id)
+        return cls(tool, kept, arguments_hash(kept), version_hash, call_id, preview_hash)
+
+
+def _preview_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``preview`` and ``preview_hash`` of a stored request, checked to belong together."""
+    preview, digest = data.get("preview"), data.get("preview_hash")
+    if preview is None and digest is None:
+        return {}
+    if not isinstance(preview, str) or len(preview) > MAX_PREVIEW_CHARS + 200 or not isinstance(digest, str):
+        raise TypeError("preview must be a text of at most the preview limit, with its preview_hash")
+    if len(digest) != 64 or (len(preview) <= MAX_PREVIEW_CHARS and preview_digest(preview) != digest):
+        raise TypeError("preview_hash does not match the preview")
+    return {"preview": preview, "preview_hash": digest}
 
 
 def denial(request: ApprovalRequest, decision: Deny) -> tuple[str, dict[str, Any]]:

@@ -12,15 +12,17 @@ freedom level (:class:`~tools.approvals.FreedomLevel`) and the stored approvals
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall
 from tools.approvals.errors import ApprovalError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FreedomLevel
+from tools.approvals.preview import Preview, approval_preview
 from tools.approvals.store import ApprovalsStore, ToolApproval
 from tools.manual import RiskLevel, ToolManual, risk_rank
 
@@ -42,6 +44,8 @@ class ApprovalCheck:
         version_hash: The tool's version hash (None when the level alone decided).
         approved_version: The version hash of the stored approval, if any (it differs from
             ``version_hash`` when the tool changed since it was approved).
+        previewer: Makes the preview of a call's arguments (what :meth:`request` shows),
+            when the check was made for a tool (not a bare manual).
     """
 
     tool: str
@@ -52,6 +56,7 @@ class ApprovalCheck:
     freedom: FreedomLevel
     version_hash: str | None = None
     approved_version: str | None = None
+    previewer: Callable[[Mapping[str, Any]], Preview | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -70,6 +75,7 @@ class ApprovalCheck:
         if not self.needs_approval or self.version_hash is None:
             raise ValueError(f"the call of {self.tool!r} needs no approval ({self.reason})")
         decoded = parse_arguments(arguments, self.tool)
+        preview = self.previewer(decoded) if self.previewer is not None else None
         return ApprovalRequest(
             tool=self.tool,
             arguments=decoded,
@@ -79,6 +85,8 @@ class ApprovalCheck:
             freedom=self.freedom,
             reason=self.reason,
             call_id=call_id,
+            preview=None if preview is None else preview.text,
+            preview_hash=None if preview is None else preview.digest,
         )
 
 
@@ -211,7 +219,8 @@ class ApprovalPolicy:
         else:
             what = "calls" if which else "tools"
             reason = f"{which}{risk} {what} need a person's approval at freedom level {level} ({level.meaning})"
-        return ApprovalCheck(name, False, True, reason, risk, level, version_hash, approved)
+        previewer = None if isinstance(tool, ToolManual) else functools.partial(approval_preview, tool, preset=preset)
+        return ApprovalCheck(name, False, True, reason, risk, level, version_hash, approved, previewer)
 
     def apply(self, request: ApprovalRequest, decision: Approve) -> ApprovedCall:
         """The call ``decision`` approves; with ``remember=True`` the approval is also stored.

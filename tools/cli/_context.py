@@ -8,6 +8,7 @@ imports only what it uses.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class CliContext:
     project_dir: Path
     catalog_path: Path | None = None
     _closers: list[Any] = field(default_factory=list)
+    _warned: bool = False
 
     @property
     def tooldeck_dir(self) -> Path:
@@ -75,7 +77,29 @@ class CliContext:
         catalog = self.catalog() if with_catalog and self._catalog_exists() else None
         service = RegistryService(self.store(), catalog=catalog, env=self.env)
         self._closers.append(service.close)
+        self.warn_untrusted(service.store)
         return service
+
+    def trust_command(self) -> str:
+        """The ``tooldeck trust`` command for this invocation's project."""
+        if self.project_dir == Path.cwd():
+            return "tooldeck trust"
+        return f"tooldeck -C {shlex.quote(str(self.project_dir))} trust"
+
+    def warn_untrusted(self, store: RegistryStore) -> None:
+        """Say once, on stderr, why the project's registry file is not used (like direnv)."""
+        from tools.errors import TooldeckError
+
+        if self._warned:
+            return
+        self._warned = True
+        try:
+            notice = store.project_trust().notice(self.trust_command())
+        except TooldeckError:  # the command that reads the file reports it
+            return
+        if notice is not None:
+            sys.stderr.write(f"tooldeck: warning: {notice}\n")
+            sys.stderr.flush()
 
     def execution(
         self, *, artifacts: bool = False, policy: ApprovalPolicy | None = None, approver: Approver | None = None

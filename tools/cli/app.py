@@ -45,6 +45,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tools.cli.executor_cmds",
     "tools.cli.stats_cmds",
     "tools.cli.approve_cmds",
+    "tools.cli.trust_cmds",
 )
 
 HELP = """\
@@ -57,6 +58,8 @@ Declare, discover, adopt, check and run tools; export and serve their schemas.
   tooldeck adopt time:get_current_time
   tooldeck run get_current_time --arg timezone=Europe/Lisbon
   tooldeck list --json | jq '.[].id'
+
+A project's .tooldeck/registry.json is used only after [b]tooldeck trust[/b] (any change asks again).
 
 Exit codes: 0 success; 1 the tool returned an error envelope; 2 usage or setup error.
 """

@@ -132,6 +132,8 @@ class TerminalApprover:
             f"[b]why[/]        {escape(request.reason)}\n"
             f"[b]arguments[/]\n{escape(arguments)}"
         )
+        if request.preview is not None:  # what an install or a promotion would put in place
+            body += f"\n[b]what it changes[/]\n{escape(request.preview.rstrip())}"
         out.print(Panel(body, title="approval needed", expand=False))
 
     @staticmethod
@@ -311,7 +313,7 @@ def revoke(
 @configure_app.command("freedom")
 def freedom(
     ctx: typer.Context,
-    level: Annotated[str, typer.Argument(help="low, medium or high.", metavar="LEVEL")],
+    level: Annotated[str, typer.Argument(help="low, medium or high; unset removes the stored level.", metavar="LEVEL")],
     as_json: JsonOption = False,
 ) -> None:
     """Set the freedom level: which tools run without asking a person.
@@ -322,28 +324,44 @@ def freedom(
 
     high: only dangerous tools need approval.
 
-    Approved tools run at every level; TOOLDECK_FREEDOM overrides the stored level for one run.
+    unset: remove the stored level; the default, medium, applies again.
+
+    The level applies to tooldeck, python -m orchestrator and serve-mcp alike. Approved tools
+    run at every level; TOOLDECK_FREEDOM overrides the stored level for one run.
 
     [b]Examples[/b]
 
       tooldeck configure freedom high
       tooldeck configure freedom low --json
+      tooldeck configure freedom unset
       TOOLDECK_FREEDOM=low tooldeck run weather --arg city=Lisbon
     """
-    from tools.approvals import FREEDOM_VARIABLE, ApprovalError, FreedomLevel
+    from tools.approvals import DEFAULT_FREEDOM, FREEDOM_VARIABLE, ApprovalError, FreedomLevel
 
     cli = state(ctx)
     store = approvals_store(cli)
+    unset = level.strip().lower() == "unset"
     try:
-        stored = FreedomLevel.parse(level)
+        stored = None if unset else FreedomLevel.parse(level)
         store.set_freedom(stored)
     except ApprovalError as exc:
-        fail(str(exc))
+        fail(f"{exc}; or unset (remove the stored level)" if not unset else str(exc))
     override = cli.env.get(FREEDOM_VARIABLE, "").strip()
+    in_force = stored or DEFAULT_FREEDOM
     if as_json:
-        print_json({"freedom": stored.value, "meaning": stored.meaning, "file": str(store.path)})
+        print_json(
+            {
+                "freedom": None if stored is None else stored.value,
+                "in_force": in_force.value,
+                "meaning": in_force.meaning,
+                "file": str(store.path),
+            }
+        )
         return
-    _say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.path}")
+    if stored is None:
+        _say(f"freedom level unset in {store.path}; the default applies: {in_force.value} ({in_force.meaning})")
+    else:
+        _say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.path}")
     if override:
         _say(f"note: {FREEDOM_VARIABLE}={override[:40]} overrides it in this environment")
 
@@ -377,7 +395,11 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
         for tool, approval in store.approvals().items()
     ]
     stored = store.freedom()
-    origin = {"given": FREEDOM_VARIABLE, "file": "the approvals file", "default": "the default"}[source]
+    origin = {
+        "given": FREEDOM_VARIABLE,
+        "file": "the approvals file",
+        "default": "the default (no level stored; python -m orchestrator, serve-mcp and tooldeck run all apply it)",
+    }[source]
     if as_json:
         print_json(
             {

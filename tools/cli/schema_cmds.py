@@ -88,14 +88,21 @@ def serve_mcp(
 ) -> None:
     """Serve the tools as an MCP server over stdio (needs the mcp extra).
 
+    The freedom level applies (TOOLDECK_FREEDOM, else the stored level, else medium): a call
+    that needs approval is asked about through the client (MCP elicitation), or refused with
+    how to approve it.
+
     [b]Examples[/b]
 
       tooldeck serve-mcp                               # adopted tools + builtins
       tooldeck serve-mcp myapp.tools:build_registry --app-dir ./src
     """
+    from tools.cli.approve_cmds import cli_policy
+
     target = _registry(ctx, registry, app_dir)
+    policy = cli_policy(state(ctx)) if target.policy is None else None  # a registry's own policy stays
     try:
         from tools.external.mcp.server import serve_stdio
     except ImportError as exc:
         fail(f"serve-mcp needs the MCP SDK ({exc}); install it with: pip install -e '.[mcp]'")
-    serve_stdio(target)
+    serve_stdio(target, policy=policy)

@@ -12,6 +12,9 @@
     for tool in service.build_tools():                        # each with its ToolManual
         registry.register(tool)
 
+A project's ``.tooldeck/registry.json`` is used only once the user trusts it (``tooldeck
+trust``, :class:`TrustStore`); :meth:`RegistryStore.project_trust` says whether it is.
+
 Names are imported on first use (PEP 562), so ``tooldeck list`` reads registry files
 without importing the adapters, the catalog or the schema machinery.
 """
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
         derive_capabilities,
         normalize_capability,
     )
+    from tools.store.trust import ProjectTrust, TrustFileError, TrustStore
 
 _HOMES = {
     "AdoptedTool": "tools.store.adopted_tool",
@@ -89,6 +93,9 @@ _HOMES = {
     "MCPServerSource": "tools.store.sources",
     "derive_capabilities": "tools.store.sources",
     "normalize_capability": "tools.store.sources",
+    "ProjectTrust": "tools.store.trust",
+    "TrustFileError": "tools.store.trust",
+    "TrustStore": "tools.store.trust",
 }
 
 __all__ = [
@@ -105,6 +112,7 @@ __all__ = [
     "MCPServerSource",
     "ManualFileSource",
     "ManualOverrides",
+    "ProjectTrust",
     "ReadinessCheck",
     "Registry",
     "RegistryFileError",
@@ -119,6 +127,8 @@ __all__ = [
     "ToolConfig",
     "ToolHints",
     "ToolNotAdoptedError",
+    "TrustFileError",
+    "TrustStore",
     "UnknownCatalogEntryError",
     "adopt_command",
     "derive_capabilities",

@@ -3,6 +3,12 @@
 * ``~/.config/tooldeck/registry.json`` (user; ``$XDG_CONFIG_HOME/tooldeck/registry.json`` when
   set) and ``.tooldeck/registry.json`` (project). The project's entries win over the user's
   with the same id.
+* The project file is used only while the user trusts it (``tooldeck trust``: the SHA-256 of
+  its bytes, kept in the user's configuration, see :mod:`tools.store.trust`). Until then, and
+  after any change to it, :meth:`RegistryStore.load_project` is empty: its tools are neither
+  listed, started nor offered to a model; :meth:`RegistryStore.project_trust` says why. A
+  project file tooldeck itself writes (``adopt``, ``remove``) stays trusted if it was (or did
+  not exist); one that was not trusted stays untrusted.
 * A missing file is an empty registry. An unreadable, non-JSON or invalid file is a
   :class:`~tools.store.errors.RegistryFileError` naming the file, the line and the problem;
   such a file is never replaced.
@@ -20,10 +26,11 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from tools._datafile import invalid, parse_json, read_text
+from tools._datafile import invalid, parse_json
 from tools._files import atomic_write_text
 from tools.store.config import REGISTRY_VERSION, Registry
 from tools.store.errors import RegistryFileError, StoreError
+from tools.store.trust import TRUST_FILE, ProjectTrust, TrustedProject, TrustStore, file_sha256, trust_of
 
 REGISTRY_FILE = "registry.json"
 PROJECT_DIR = ".tooldeck"
@@ -51,6 +58,8 @@ class RegistryStore:
             :meth:`from_env` to honour ``XDG_CONFIG_HOME``).
         project_path: The project registry (default ``./.tooldeck/registry.json``).
         lock_timeout: Seconds a write waits for another writer's lock.
+        trust: The user's trusted project files (default: ``trusted-projects.json`` beside
+            the user registry).
     """
 
     def __init__(
@@ -59,10 +68,12 @@ class RegistryStore:
         project_path: str | os.PathLike[str] | None = None,
         *,
         lock_timeout: float = 30.0,
+        trust: TrustStore | None = None,
     ) -> None:
         self.user_path = Path(user_path) if user_path is not None else Path.home() / ".config/tooldeck" / REGISTRY_FILE
         self.project_path = Path(project_path) if project_path is not None else Path.cwd() / PROJECT_DIR / REGISTRY_FILE
         self._lock_timeout = lock_timeout
+        self.trust = trust if trust is not None else TrustStore(self.user_path.parent / TRUST_FILE)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], project_dir: str | os.PathLike[str] | None = None) -> RegistryStore:
@@ -84,12 +95,57 @@ class RegistryStore:
         return load_registry_file(self.user_path)
 
     def load_project(self) -> Registry:
-        """The project registry (empty when the file does not exist).
+        """The project registry: empty when the file does not exist or is not trusted (see
+        :meth:`project_trust`).
+
+        Raises:
+            RegistryFileError: the trusted file is unreadable, not JSON or invalid.
+            TrustFileError: the trusted-projects file is unusable (nothing is trusted then).
+        """
+        data = _read_bytes(self.project_path)
+        if not self._trust_of(data).usable:
+            return Registry()
+        return _registry_from_bytes(data, self.project_path)
+
+    def load_project_unchecked(self) -> Registry:
+        """The project registry whether or not it is trusted: for a person to review it
+        (``tooldeck trust``), never to run its tools.
 
         Raises:
             RegistryFileError: the file is unreadable, not JSON or invalid.
         """
         return load_registry_file(self.project_path)
+
+    def project_trust(self) -> ProjectTrust:
+        """Whether the project file is used, and why not when it is not.
+
+        Raises:
+            RegistryFileError: the file cannot be read.
+            TrustFileError: the trusted-projects file is unusable.
+        """
+        return self._trust_of(_read_bytes(self.project_path))
+
+    def trust_project(self) -> tuple[ProjectTrust, Registry]:
+        """Trust the project file as it is now (``tooldeck trust``); returns the trust and
+        the registry trusted.
+
+        Raises:
+            StoreError: there is no project file.
+            RegistryFileError: the file is not a valid registry (nothing is trusted).
+        """
+        data = _read_bytes(self.project_path)
+        if data is None:
+            raise StoreError(f"there is no project registry at {self.project_path}: nothing to trust")
+        registry = _registry_from_bytes(data, self.project_path)  # the bytes checked are the bytes trusted
+        record = self.trust.trust(self.project_path, file_sha256(data))
+        return ProjectTrust(self.project_path, "trusted", record.sha256, record.trusted_at), registry
+
+    def revoke_project_trust(self) -> TrustedProject | None:
+        """Withdraw the trust of the project file; returns what was recorded, if anything."""
+        return self.trust.revoke(self.project_path)
+
+    def _trust_of(self, data: bytes | None) -> ProjectTrust:
+        return trust_of(self.project_path, data, self.trust, own=self.user_path)
 
     def load_merged(self) -> Registry:
         """User entries overridden by project entries with the same id.
@@ -122,6 +178,9 @@ class RegistryStore:
     def update_project(self, change: Callable[[Registry], Registry]) -> Registry:
         """Read the project registry under the lock, apply ``change``, write the result.
 
+        A file that was trusted (or did not exist) is trusted as written; one that was not
+        trusted stays untrusted.
+
         Returns:
             The registry written.
 
@@ -129,19 +188,24 @@ class RegistryStore:
             RegistryFileError: the existing file is corrupt (nothing is written).
             StoreError: the lock could not be taken in time.
         """
-        return self._update(self.project_path, change)
+        return self._update(self.project_path, change, project=True)
 
     def update_user(self, change: Callable[[Registry], Registry]) -> Registry:
         """Like :meth:`update_project`, for the user registry."""
         return self._update(self.user_path, change)
 
-    def _update(self, path: Path, change: Callable[[Registry], Registry]) -> Registry:
+    def _update(self, path: Path, change: Callable[[Registry], Registry], *, project: bool = False) -> Registry:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path) + ".lock", timeout=self._lock_timeout)
         try:
             with lock:
-                new = change(load_registry_file(path))
-                atomic_write_text(path, new.to_json_text(), mode=0o644)
+                data = _read_bytes(path)
+                keep_trust = project and self._trust_of(data).usable
+                new = change(_registry_from_bytes(data, path))
+                text = new.to_json_text()
+                atomic_write_text(path, text, mode=0o644)
+                if keep_trust:
+                    self.trust.trust(path, file_sha256(text.encode("utf-8")))
         except Timeout:
             raise StoreError(
                 f"registry file {path}: another tooldeck process held its lock for {self._lock_timeout:g} s; "
@@ -156,18 +220,42 @@ def load_registry_file(path: Path) -> Registry:
     Raises:
         RegistryFileError: unreadable, too large, empty, not JSON, or not a valid registry.
     """
-    text = read_text(
-        path, error=RegistryFileError, max_bytes=MAX_REGISTRY_BYTES, empty_example='{"version": 1, "tools": {}}'
-    )
-    if text is None:
+    return _registry_from_bytes(_read_bytes(path), path)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes (None when it does not exist), read once."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REGISTRY_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise RegistryFileError(path, "is a directory, not a file") from None
+    except OSError as exc:
+        raise RegistryFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_REGISTRY_BYTES:
+        raise RegistryFileError(path, f"is larger than {MAX_REGISTRY_BYTES} bytes")
+    return data
+
+
+def _registry_from_bytes(data: bytes | None, path: Path) -> Registry:
+    """The registry in ``data``, the bytes of ``path`` (None: no file, an empty registry)."""
+    if data is None:
         return Registry()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RegistryFileError(path, "is not UTF-8 text", line=data[: exc.start].count(b"\n") + 1) from None
+    if not text.strip():
+        raise RegistryFileError(path, 'is empty; an empty one is {"version": 1, "tools": {}}', line=1)
     try:
         return Registry.model_validate_json(text)  # the fast path: files tooldeck wrote
     except ValidationError:
         pass
-    data = parse_json(text, path, error=RegistryFileError, newest=REGISTRY_VERSION)
+    parsed = parse_json(text, path, error=RegistryFileError, newest=REGISTRY_VERSION)
     try:
-        return Registry.from_data(data)  # hand-written entries without "id"
+        return Registry.from_data(parsed)  # hand-written entries without "id"
     except ValidationError as exc:
         raise invalid(exc, text, path, error=RegistryFileError) from None
     except RecursionError:

@@ -1,7 +1,8 @@
 """``RegistryService``: adopt, remove, look up and build the tools of a :class:`RegistryStore`.
 
 Every operation reads the registry files afresh, so several processes (the CLI, an
-orchestrator, a script) can share a project without stale state.
+orchestrator, a script) can share a project without stale state. The project's file counts
+only while the user trusts it (``tooldeck trust``, :mod:`tools.store.trust`).
 
 Adoption records the version adopted as the entry's ``version_hash``
 (:meth:`ToolConfig.compute_version_hash`). :meth:`RegistryService.needs_reapproval` is true
@@ -123,8 +124,12 @@ class RegistryService:
         return config
 
     def not_adopted(self, tool_id: str) -> ToolNotAdoptedError:
-        """The error for a tool that is not adopted, with the exact command that would adopt it."""
+        """The error for a tool that is not adopted, with the exact command that would adopt it
+        (or, when the project registry is not trusted, how to trust it)."""
         shown = tool_id[:64]
+        notice = self._untrusted_notice()
+        if notice is not None:
+            return ToolNotAdoptedError(tool_id, f"tool {shown!r} is not adopted in a registry in use: {notice}")
         entry = self._catalog_entry_for(tool_id)
         if entry is not None:
             command = adopt_command(entry, tool_id)
@@ -136,6 +141,13 @@ class RegistryService:
             f"tool {shown!r} is not adopted; find it with 'tooldeck catalog search {shown}' and adopt it "
             "with 'tooldeck adopt CATALOG_ID', or declare it in .tooldeck/registry.json",
         )
+
+    def _untrusted_notice(self) -> str | None:
+        """Why the project registry is not used, when it is not (None when it is, or unknown)."""
+        try:
+            return self.store.project_trust().notice()
+        except StoreError:
+            return None
 
     def _catalog_entry_for(self, tool_id: str) -> CatalogEntry | None:
         if self.catalog is None:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.store.conftest import WeatherAPI
 from tools.approvals import ApprovalPolicy, ApprovalRequest, ApprovalsStore, Approve, Deny, FreedomLevel
-from tools.store import ExecutionService, RegistryService, RegistryStore
+from tools.store import ExecutionService, RegistryService, RegistryStore, ToolNotAdoptedError
 
 from .conftest import RISKS, SECRET, weather_tool
 
@@ -64,6 +64,10 @@ def test_an_edited_adopted_tool_must_be_approved_again(
     doc = json.loads(registry_file.read_text())
     doc["tools"]["moderate_weather"]["http"]["endpoints"]["current"]["query"] = ["city", "units"]
     registry_file.write_text(json.dumps(doc))  # someone edits the adopted tool's settings
+    assert service.store.project_trust().status == "changed"  # not used until the edit is reviewed
+    with pytest.raises(ToolNotAdoptedError, match="changed since you trusted it"):
+        service.get("moderate_weather")
+    service.store.trust_project()  # the user reviews the edit and trusts the file again
     assert service.needs_reapproval("moderate_weather")
     assert not service.is_approved("moderate_weather")
     result = execution.execute("moderate_weather", params={"city": "Porto"})

@@ -165,3 +165,52 @@ def test_no_and_end_of_input_deny(setup: tuple[list[str], dict[str, str], Path],
     envelope = json.loads(out)
     assert envelope["error_type"] == "permission_denied"
     assert "was not approved" in envelope["error"]
+
+
+PREVIEW_FACTORY = textwrap.dedent(
+    """
+    from pydantic import BaseModel
+
+    from tools import BaseTool, LocalToolRegistry
+    from tools.approvals.preview import files_diff
+    from tools.routing import ToolManual
+
+
+    class Plugin(BaseModel):
+        plugin: str
+
+
+    class InstallPlugin(BaseTool[Plugin, str]):
+        name = "install_plugin"
+        description = "Install a plugin."
+        manual = ToolManual(name="install_plugin", category="execution", risk="dangerous")
+
+        def approval_preview(self, request: Plugin) -> str:
+            old = {"plugin.py": b"print('v1')\\n"}
+            return files_diff(old, {"plugin.py": b"print('v2')\\n"}, label=f"plugin {request.plugin}: v1 -> v2")
+
+        def execute_internal(self, request: Plugin) -> str:
+            return f"installed {request.plugin}"
+
+
+    def build():
+        registry = LocalToolRegistry()
+        registry.register(InstallPlugin())
+        return registry
+    """
+)
+
+
+def test_the_prompt_shows_what_an_install_changes(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "preview_factory_mod.py").write_text(PREVIEW_FACTORY)
+    env = base_env(tmp_path / "home", TERM="dumb", NO_COLOR="1", COLUMNS="200")
+    args = ["run", "install_plugin", "--registry", "preview_factory_mod:build", "--app-dir", str(app)]
+    term = Terminal([*args, "--arg", "plugin=greet"], env, tmp_path)
+    screen = term.wait_for("Run it?")
+    assert "what it changes" in screen
+    for line in ("plugin greet: v1 -> v2", "--- a/plugin.py", "+++ b/plugin.py", "-print('v1')", "+print('v2')"):
+        assert line in screen
+    term.type("y\n")
+    assert term.finish() == (0, "installed greet\n")

@@ -54,6 +54,7 @@ def test_broken_pipe_into_head_is_silent(tooldeck: Tooldeck, project: Path, tmp_
     }
     (project / ".tooldeck").mkdir()
     (project / ".tooldeck" / "registry.json").write_text(json.dumps({"version": 1, "tools": tools}))
+    assert tooldeck("trust").code == 0
     done = subprocess.run(
         f"{sys.executable} -m tools.cli list --json | head -n 1",
         shell=True,

@@ -91,12 +91,22 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_yes_at_the_terminal_runs_the_call(env: dict[str, str]) -> None:
-    term = Terminal(["--freedom", "medium", "--no-trace", QUESTION], env)
+    term = Terminal(["--freedom", "low", "--no-trace", "Remember that my dentist is Dr. Lee."], env)
     screen = term.wait_for("Run it?")
-    assert "approval needed" in screen and "store_knowledge" in screen and "moderate" in screen
+    assert "approval needed" in screen and "store_knowledge" in screen
     assert '"text": "my dentist is Dr. Lee"' in screen
     term.type("y\n")
-    assert term.finish() == (0, "12 * (3 + 4) = 84.\nNoted: your dentist is Dr. Lee.\n")
+    assert term.finish() == (0, "Noted: your dentist is Dr. Lee.\n")
+
+
+def test_at_the_default_level_a_held_call_is_asked_about_at_the_terminal(env: dict[str, str]) -> None:
+    term = Terminal(["--no-trace", "What is 12*(3+4)? Search the web for tooldeck"], env)  # no level anywhere
+    screen = term.wait_for("Run it?")
+    assert "web" in screen and "moderate" in screen and "freedom level medium" in screen
+    term.type("n\n")
+    code, out = term.finish()
+    assert code == 0
+    assert out.startswith("12 * (3 + 4) = 84.\n")
 
 
 def test_no_at_the_terminal_is_a_denial_the_model_sees(env: dict[str, str]) -> None:

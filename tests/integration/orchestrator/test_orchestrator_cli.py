@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
+from tests.integration.orchestrator.conftest import declare_quickstart_tools
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
 SECRET = "sk-cli-SECRET-42"
@@ -60,7 +61,8 @@ def completion(message: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
 
 
-def test_example_question_offline_prints_answer_and_trace(env: dict[str, str]) -> None:
+def test_example_question_offline_prints_answer_and_trace(env: dict[str, str], tmp_path: Path) -> None:
+    declare_quickstart_tools(env, tmp_path)  # at the default level, with no terminal
     result = run_cli(env, QUESTION)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

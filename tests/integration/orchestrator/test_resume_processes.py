@@ -35,15 +35,17 @@ def spawned() -> Iterator[list[subprocess.Popen[str]]]:
 def test_processes_resuming_the_same_state_at_once_run_the_call_once(
     tmp_path: Path, spawned: list[subprocess.Popen[str]]
 ) -> None:
-    log, claims, go, state_file = (tmp_path / name for name in ("log.txt", "claims.json", "go", "state.json"))
-    paused = build_graph(log).run("wipe the scratch directory")
+    log, claims, go, state_file, key = (
+        tmp_path / name for name in ("log.txt", "claims.json", "go", "state.json", "state.key")
+    )
+    paused = build_graph(log, key).run("wipe the scratch directory")
     assert paused.status == "awaiting_approval" and not log.exists()
     state_file.write_text(json.dumps(paused.state))
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     for _ in range(PROCESSES):
         spawned.append(
             subprocess.Popen(
-                [sys.executable, str(WORKER), str(state_file), str(claims), str(log), str(go)],
+                [sys.executable, str(WORKER), str(state_file), str(claims), str(log), str(go), str(key)],
                 env=env,
                 stdout=subprocess.PIPE,
                 text=True,

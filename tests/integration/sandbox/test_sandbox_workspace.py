@@ -50,6 +50,15 @@ except OSError as exc:
     print('host', type(exc).__name__)
 """
 
+# Lexically 'outside' is inside the workspace; in the real tree 'self' is the workspace
+# root, so 'self/../outside' is its sibling: the copy-back must resolve, not normpath.
+ESCAPE_REAL = """
+import os
+os.symlink('.', 'self')
+os.symlink('self/../outside', 'leak')
+os.symlink('self/sub/b.txt', 'alias')
+"""
+
 MANY_FILES = """
 for i in range(60):
     open(f'f{i}.txt', 'w').write('x')
@@ -90,7 +99,7 @@ def _host(parent: Path, owner: int) -> Host:
     outside = parent / "outside"
     outside.mkdir()
     outside.chmod(0o777)
-    names = ("read_only", "writable", "escape", "too_many_out", "python")
+    names = ("read_only", "writable", "escape", "escape_real", "too_many_out", "python")
     workspaces = {name: _workspace(parent, name, owner) for name in names}
     workspaces["too_big"] = _workspace(parent, "too_big", owner, files=MAX_FILES + 5)
     (workspaces["escape"] / "out").symlink_to(outside, target_is_directory=True)
@@ -118,6 +127,7 @@ def _cases(host: Host) -> list[dict[str, Any]]:
             "workspace": ws["escape"],
             "writable": True,
         },
+        {"name": "escape_real", "code": ESCAPE_REAL, "workspace": ws["escape_real"], "writable": True},
         {"name": "too_big", "code": "print(1)", "workspace": ws["too_big"]},
         {"name": "too_many_out", "code": MANY_FILES, "workspace": ws["too_many_out"], "writable": True},
         {"name": "import", "code": IMPORT.format(path=module), "python_path": [module]},
@@ -225,6 +235,15 @@ def test_no_symlink_makes_the_sync_write_outside_the_workspace(battery: Battery)
     assert (ws / "out" / "pwn.txt").read_text() == "pwn"
     assert os.readlink(ws / "inside-link") == "a.txt"
     assert not (ws / "etc-link").exists() and not (ws / "up").exists()
+
+
+def test_program_symlinks_are_checked_against_the_real_tree_not_lexically(battery: Battery) -> None:
+    changes = battery.result("escape_real")["workspace"]
+    ws = battery.host.workspaces["escape_real"]
+    assert [path for path, reason in changes["skipped"] if "leaves the workspace" in reason] == ["leak"]
+    assert not (ws / "leak").is_symlink()
+    assert os.readlink(ws / "self") == "."
+    assert (ws / "alias").read_text() == "b\n"
 
 
 def test_an_oversized_workspace_is_refused_before_running(battery: Battery) -> None:

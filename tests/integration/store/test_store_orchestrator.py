@@ -49,8 +49,16 @@ def test_adopted_tools_are_registered_and_callable(tmp_path: Path) -> None:
 
 
 def test_corrupt_registry_is_a_configuration_error(tmp_path: Path) -> None:
+    user = tmp_path / "u.json"  # the user's own file is read; a corrupt one is an error
+    user.write_text(json.dumps({"version": 1, "tools": {"x": {"adapter_type": "warp"}}}))
+    adopted = RegistryService(RegistryStore(user, tmp_path / "p.json"))
+    with pytest.raises(ServiceConfigError, match=r"u\.json:1: tools\.x"):
+        OrchestratorService(_settings(tmp_path), adopted_tools=adopted)
+
+
+def test_a_corrupt_project_file_nobody_trusted_is_ignored(tmp_path: Path) -> None:
     project = tmp_path / "p.json"
     project.write_text(json.dumps({"version": 1, "tools": {"x": {"adapter_type": "warp"}}}))
     adopted = RegistryService(RegistryStore(tmp_path / "u.json", project))
-    with pytest.raises(ServiceConfigError, match=r"p\.json:1: tools\.x"):
-        OrchestratorService(_settings(tmp_path), adopted_tools=adopted)
+    with OrchestratorService(_settings(tmp_path), adopted_tools=adopted) as service:
+        assert "x" not in service.registry

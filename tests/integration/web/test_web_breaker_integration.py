@@ -41,7 +41,8 @@ def _fetcher(limits: FetchLimits | None = None) -> PageFetcher:
 
 
 def test_broken_urls_in_a_row_leave_the_breaker_closed(local_server: LocalServer) -> None:
-    registry = _registry(WebTool(fetcher=_fetcher(FetchLimits(total_timeout=0.5))))
+    # 3 s: long enough for every other page on a loaded machine, short enough for the slow drip.
+    registry = _registry(WebTool(fetcher=_fetcher(FetchLimits(total_timeout=3.0))))
     broken = {
         local_server.url("/nope"): "execution_error",  # 404
         local_server.url("/server-error"): "upstream_error",  # 503

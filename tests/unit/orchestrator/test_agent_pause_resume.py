@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.graph import AgentGraph, FileClaimStore, ResumeError
-from tools.approvals import ApprovalsStore, Approve, Deny, arguments_hash
+from tools.approvals import ApprovalsStore, Approve, Deny, StateSigner, arguments_hash
 
 from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, roundtrip, tool_answers, turn
 
@@ -83,10 +83,11 @@ def test_graphs_sharing_a_file_claim_store_run_the_call_once(tmp_path: Path) -> 
     ledger = Ledger()
     claims = tmp_path / "claims.json"
     model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
-    first = graph(model, ledger, "high", tmp_path, claims=FileClaimStore(claims))
+    signer = StateSigner.ephemeral()  # two processes of one user: the user's key
+    first = graph(model, ledger, "high", tmp_path, claims=FileClaimStore(claims), state_signer=signer)
     state = first.run("go").state
     assert state is not None
-    second = graph(model, ledger, "high", tmp_path, claims=FileClaimStore(claims))
+    second = graph(model, ledger, "high", tmp_path, claims=FileClaimStore(claims), state_signer=signer)
     second.resume(roundtrip(state), {"c0": Approve()})
     with pytest.raises(ResumeError, match="resumed before"):
         first.resume(roundtrip(state), {"c0": Approve()})
@@ -100,10 +101,11 @@ def test_without_a_shared_claim_store_only_the_state_and_the_graph_remember(tmp_
     know about each other."""
     ledger = Ledger()
     model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
-    state = graph(model, ledger, "high", tmp_path).run("go").state
+    signer = StateSigner.ephemeral()
+    state = graph(model, ledger, "high", tmp_path, state_signer=signer).run("go").state
     assert state is not None
-    graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
-    graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
+    graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
+    graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
     assert ledger.names() == ["wipe", "wipe"]
 
 
@@ -147,11 +149,13 @@ def test_a_decision_for_other_arguments_than_shown_is_refused(tmp_path: Path) ->
     agent = graph(model, ledger, "medium", tmp_path)
     paused = agent.run("go")
     shown = paused.pending_approvals[0].arguments_hash
-    # the file is changed after the person looked: other arguments, every hash consistent
+    # the state is changed after the person looked: other arguments, every hash consistent, and
+    # signed again (by the key's owner: a mistake, or a program of theirs)
     state = roundtrip(paused.state)
     state["messages"][-1]["tool_calls"][0]["function"]["arguments"] = json.dumps({"path": "/"})
     state["pending_approvals"][0]["arguments"] = {"path": "/"}
     state["pending_approvals"][0]["arguments_hash"] = arguments_hash({"path": "/"})
+    state = agent.state_signer.sign(state)
     with pytest.raises(ResumeError, match="arguments changed after they were shown"):
         agent.resume(state, {"c0": Approve(shown_hash=shown)})
     assert ledger.runs == []

@@ -1,6 +1,7 @@
 """A hostile or mistaken resume is refused with an error that names the problem, and nothing
-runs: tampered hashes, calls spliced in from another run, unknown call ids, calls that were
-never pending or were decided already, a state of another agent, malformed states."""
+runs: any edit of a signed state (caught by its signature), and, for states signed again by
+the key's owner, tampered hashes, calls spliced in from another run, unknown call ids, calls
+that were never pending or were decided already, a state of another agent, malformed states."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator.graph import AgentGraph, AgentRun, PausedRun, ResumeError, state_from_json
-from tools.approvals import Approve, Deny, arguments_hash
+from tools.approvals import Approve, Deny, StateSigner, arguments_hash
 
 from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, registry, roundtrip, turn
 
@@ -35,10 +36,14 @@ def paused(agent: AgentGraph) -> AgentRun:
     return run
 
 
-def _edit(paused: AgentRun, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def _edit(
+    paused: AgentRun, change: Callable[[dict[str, Any]], None], signer: StateSigner | None = None
+) -> dict[str, Any]:
+    """The paused state changed by ``change``; signed again by ``signer`` when given (what only
+    the key's owner can do)."""
     state = roundtrip(paused.state)
     change(state)
-    return state
+    return signer.sign(state) if signer is not None else state
 
 
 def _set_message_arguments(state: dict[str, Any]) -> None:
@@ -120,19 +125,64 @@ def _bad_decided(state: dict[str, Any]) -> None:
 def test_an_altered_state_is_refused_and_nothing_runs(
     change: Callable[[dict[str, Any]], None], error: str, agent: AgentGraph, paused: AgentRun, ledger: Ledger
 ) -> None:
-    with pytest.raises(ResumeError, match=error):
+    checked_before_the_signature = change in (_other_kind, _newer_version)
+    with pytest.raises(ResumeError, match=error if checked_before_the_signature else "edited after it was saved"):
         agent.resume(_edit(paused, change), {"c0": Approve()})
+    with pytest.raises(ResumeError, match=error):  # signed again: the state's own checks still hold
+        agent.resume(_edit(paused, change, agent.state_signer), {"c0": Approve()})
     assert ledger.names() == ["look"]
     agent.resume(roundtrip(paused.state), {"c0": Deny()})  # the refused resumes claimed nothing
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s.update(agent="coder"),
+        lambda s: s["pending_approvals"][0].update(freedom="high"),
+        lambda s: s["pending_approvals"][0].update(risk="safe"),
+        lambda s: s["messages"][0].update(content="say yes"),
+        lambda s: s.update(elapsed_ms=s["elapsed_ms"] + 1),
+        lambda s: s["signature"].update(key_id="0" * 16),
+        lambda s: s.pop("signature"),
+    ],
+    ids=["agent", "level", "risk", "message", "timing", "key id", "signature removed"],
+)
+def test_any_edit_of_the_saved_state_is_refused(
+    change: Callable[[dict[str, Any]], None], agent: AgentGraph, paused: AgentRun, ledger: Ledger
+) -> None:
+    with pytest.raises(ResumeError, match=r"edited after it was saved|another key|is not signed"):
+        agent.resume(_edit(paused, change), {"c0": Approve()})
+    assert ledger.names() == ["look"]
+
+
+def test_a_state_of_another_graphs_key_is_refused(paused: AgentRun, ledger: Ledger, tmp_path: Path) -> None:
+    other = graph(ScriptedModel(answer()), ledger, "medium", tmp_path)  # its own key
+    with pytest.raises(ResumeError, match="signed with another key"):
+        other.resume(roundtrip(paused.state), {"c0": Approve()})
+    assert ledger.names() == ["look"]
+
+
+def test_an_unsigned_version_1_state_is_refused_with_the_reason(
+    agent: AgentGraph, paused: AgentRun, ledger: Ledger
+) -> None:
+    old = roundtrip(paused.state)
+    old["version"] = 1
+    del old["signature"]
+    with pytest.raises(ResumeError, match="version 1 was saved by an older tooldeck, before saved states were signed"):
+        agent.resume(old, {"c0": Approve()})
+    assert ledger.names() == ["look"]
 
 
 def test_a_pending_approval_spliced_in_from_another_run_is_refused(
     agent: AgentGraph, paused: AgentRun, ledger: Ledger, tmp_path: Path
 ) -> None:
     other_model = ScriptedModel(turn(call("c0", "wipe", path="/home"), call("c1", "look", path="b")), answer())
-    other = graph(other_model, ledger, "medium", tmp_path).run("go")
+    other = graph(other_model, ledger, "medium", tmp_path, state_signer=agent.state_signer).run("go")
     state = roundtrip(paused.state)
     state["pending_approvals"] = roundtrip(other.state)["pending_approvals"]
+    with pytest.raises(ResumeError, match="edited after it was saved"):
+        agent.resume(state, {"c0": Approve()})
+    state = agent.state_signer.sign(state)
     with pytest.raises(ResumeError, match="do not hash to the arguments_hash shown"):
         agent.resume(state, {"c0": Approve()})
     assert ledger.names() == ["look", "look"]
@@ -167,15 +217,21 @@ def test_a_call_decided_at_an_earlier_resume_is_not_decided_again(ledger: Ledger
     assert ledger.names() == ["wipe"]
 
 
-def test_a_state_of_another_agent_is_refused(paused: AgentRun, ledger: Ledger, tmp_path: Path) -> None:
-    coder = AgentGraph(ScriptedModel(answer()), registry(ledger, None), agent_name="coder")
+def test_a_state_of_another_agent_is_refused(
+    agent: AgentGraph, paused: AgentRun, ledger: Ledger, tmp_path: Path
+) -> None:
+    coder = AgentGraph(
+        ScriptedModel(answer()), registry(ledger, None), agent_name="coder", state_signer=agent.state_signer
+    )
     with pytest.raises(ResumeError, match=r"paused by the 'main' agent; resume it with that agent's graph"):
         coder.resume(roundtrip(paused.state), {"c0": Approve()})
     assert ledger.names() == ["look"]
 
 
-def test_a_tool_the_graph_does_not_have_is_refused(paused: AgentRun, ledger: Ledger) -> None:
-    other = AgentGraph(ScriptedModel(answer()), registry(ledger, None).for_agent("main").registry)
+def test_a_tool_the_graph_does_not_have_is_refused(agent: AgentGraph, paused: AgentRun, ledger: Ledger) -> None:
+    other = AgentGraph(
+        ScriptedModel(answer()), registry(ledger, None).for_agent("main").registry, state_signer=agent.state_signer
+    )
     other.registry.unregister("wipe")  # type: ignore[attr-defined]
     with pytest.raises(ResumeError, match="the tool 'wipe' of call 'c0' is not available to this graph"):
         other.resume(roundtrip(paused.state), {"c0": Approve()})
@@ -204,7 +260,7 @@ def test_state_text_that_is_not_a_json_object_is_refused(text: str) -> None:
 @pytest.mark.parametrize("state", [None, [], "state", {"state": 3}, {"kind": "tooldeck.paused_run", "x": float("nan")}])
 def test_a_state_that_is_not_an_object_is_refused(state: Any) -> None:
     with pytest.raises(ResumeError):
-        PausedRun.from_dict(state)
+        PausedRun.from_dict(state, signer=StateSigner.ephemeral())
 
 
 def test_the_whole_json_output_is_accepted(agent: AgentGraph, paused: AgentRun, ledger: Ledger) -> None:

@@ -202,6 +202,7 @@ def test_edited_entry_needs_reapproval(env: dict[str, str], tmp_path: Path, caps
     doc = json.loads(path.read_text())
     doc["tools"]["weather"]["http"]["base_url"] = "http://127.0.0.1:10"
     path.write_text(json.dumps(doc))
+    assert run(capsys, env, "trust")[0] == 0  # the user reviews the edit and trusts the file again
     described = json.loads(run(capsys, env, "describe", "weather", "--json")[1])
     assert described["needs_reapproval"] is True and described["approved"] is False
 
@@ -215,10 +216,19 @@ def test_run_of_a_tool_that_is_not_adopted(env: dict[str, str], capsys: pytest.C
 def test_corrupt_registry_is_a_setup_error(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     Path(".tooldeck").mkdir()
     Path(".tooldeck/registry.json").write_text('{\n  "version": 1,\n  "tools": {\n    "x": }\n}\n')
-    code, out, err = run(capsys, env, "list")
+    code, out, err = run(capsys, env, "list", "--json")  # not trusted: never read, only named
+    assert (code, out) == (0, "[]\n")
+    assert "registry.json is not trusted" in err
+    code, out, err = run(capsys, env, "trust")  # a file that is not a registry cannot be trusted
     assert (code, out) == (2, "")
     assert ".tooldeck/registry.json:4: is not valid JSON" in err
     assert Path(".tooldeck/registry.json").read_text().endswith('"x": }\n}\n')
+    user = Path(env["XDG_CONFIG_HOME"]) / "tooldeck" / "registry.json"  # the user's own file is read:
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('{"version": 1, "tools": {"x": }}')
+    code, out, err = run(capsys, env, "list")
+    assert (code, out) == (2, "")  # a corrupt one is an error
+    assert f"{user}:1: is not valid JSON" in err
 
 
 def test_adopt_needs_exactly_one_source(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,6 +289,7 @@ def test_one_module_per_command_group() -> None:
         "tools.cli.executor_cmds",
         "tools.cli.stats_cmds",
         "tools.cli.approve_cmds",
+        "tools.cli.trust_cmds",
     )
     import importlib
 

@@ -141,6 +141,16 @@ def test_actions_make_the_tool_as_risky_as_its_riskiest_action() -> None:
         ToolManual(name="box", actions=(ActionRisk(name="a", risk="safe", mutating=False),) * 2)
 
 
+def test_actions_that_declare_nothing_take_the_tools_declared_risk() -> None:
+    undeclared = (ActionRisk(name="show", risk="moderate", mutating=True, declared=False),)
+    declared = ToolManual(name="box", risk="dangerous", mutating=True).with_actions(undeclared)
+    assert (declared.risk_for("show"), declared.origin.risk) == ("dangerous", "author")
+    calm = ToolManual(name="box", risk="safe", mutating=False).with_actions(undeclared)
+    assert (calm.risk_for("show"), calm.mutating) == ("safe", False)  # the author's word covers it
+    unknown = ToolManual(name="box").with_actions(undeclared)  # nothing declared: fail closed
+    assert (unknown.risk_for("show"), unknown.origin.risk) == ("moderate", "default")
+
+
 def test_origins_read_as_sentences() -> None:
     origin = ManualOrigin(risk="trusted-hint", category="heuristic", mutating="default")
     assert origin.describe("risk") == "declared by a trusted server's hint"

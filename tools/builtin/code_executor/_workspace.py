@@ -12,11 +12,13 @@ ordinary user:
 3. With ``writable=True``, :func:`sync_back` compares the copy with the snapshot (size,
    mtime and ctime: a program can't set ctime) and writes what was created, changed or
    deleted back to the host directory: every path is opened component by component with
-   ``O_NOFOLLOW`` from the workspace root's descriptor, so no symlink, whether in the
-   host workspace or made by the program, can make the sync write outside it; files are
-   replaced atomically (temporary file + rename); symlinks the program made are synced
-   only when relative and pointing inside the workspace; a host file changed by someone
-   else during the run is left alone (a conflict, reported).
+   ``O_NOFOLLOW`` from the workspace root's descriptor (``tools._openat``), so no
+   symlink, whether in the host workspace or made by the program, can make the sync write
+   outside it; files are replaced atomically (temporary file + rename); symlinks the
+   program made are synced last, and only when relative and resolving inside the
+   workspace in the host's real tree (its links and the ones being synced followed, not a
+   lexical ``normpath``); a host file changed by someone else during the run is left
+   alone (a conflict, reported).
 
 Stdlib only: the sandbox tests import this package without its dependencies.
 """
@@ -31,10 +33,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tools import _openat
 from tools.errors import InvalidArgumentsError
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = _openat.DIR_FLAGS
 _CHUNK = 1 << 20
 _MIB = 1024 * 1024
 #: The name of the workspace copy inside the run's working directory.
@@ -106,26 +108,17 @@ def _entry(info: os.stat_result, target: str = "") -> Entry:
 
 def _walk(dir_fd: int, prefix: str, budget: _Budget) -> Iterator[tuple[str, str, int, os.stat_result]]:
     """``(relative path, name, parent fd, lstat)`` of every file, directory and symlink
-    below ``dir_fd``, parents before children; other kinds are skipped."""
-    with os.scandir(dir_fd) as entries:
-        items = sorted((e.name, e.stat(follow_symlinks=False)) for e in entries)
-    for name, info in items:
-        rel = f"{prefix}{name}"
+    below ``dir_fd``, parents before children; other kinds are skipped. A directory that
+    can't be opened is an error: a partial scan would read as deletions."""
+    for rel, name, parent_fd, info in _openat.walk(dir_fd, prefix, strict=True):
         mode = info.st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            continue
-        budget.add(rel, info.st_size if stat.S_ISREG(mode) else 0)
-        yield rel, name, dir_fd, info
-        if stat.S_ISDIR(mode):
-            child = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-            try:
-                yield from _walk(child, rel + "/", budget)
-            finally:
-                os.close(child)
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+            budget.add(rel, info.st_size if stat.S_ISREG(mode) else 0)
+            yield rel, name, parent_fd, info
 
 
 def _copy_file(src_dir: int, name: str, dst_dir: int, dst_name: str, mode: int) -> None:
-    src = os.open(name, _READ_FLAGS, dir_fd=src_dir)
+    src = os.open(name, _openat.READ_FLAGS, dir_fd=src_dir)
     try:
         if not stat.S_ISREG(os.fstat(src).st_mode):  # swapped for something else meanwhile
             raise OSError(errno.EINVAL, f"{name} is no longer a regular file")
@@ -235,29 +228,11 @@ class _Host:
         Raises:
             OSError: a component is a symlink (``ELOOP``/``ENOTDIR``) or missing.
         """
-        fds: list[int] = []
-        current = self.fd
+        fd = _openat.open_dir(self.fd, rel.split("/")[:-1], create=create)
         try:
-            for part in rel.split("/")[:-1]:
-                try:
-                    current = os.open(part, _DIR_FLAGS, dir_fd=current)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    os.mkdir(part, 0o755, dir_fd=current)
-                    current = os.open(part, _DIR_FLAGS, dir_fd=current)
-                fds.append(current)
-            yield current
+            yield fd
         finally:
-            for fd in fds:
-                os.close(fd)
-
-
-def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
+            os.close(fd)
 
 
 def _unchanged(info: os.stat_result | None, before: Entry | None) -> bool:
@@ -272,7 +247,7 @@ def _unchanged(info: os.stat_result | None, before: Entry | None) -> bool:
 
 def _write_file(stage_fd: int, rel: str, dir_fd: int, name: str, mode: int) -> None:
     tmp = f".{name}.tooldeck-sync-{os.urandom(4).hex()}"
-    src_parent = os.open(posixpath.dirname(rel) or ".", _DIR_FLAGS, dir_fd=stage_fd)
+    src_parent = _openat.open_dir(stage_fd, _openat.components(posixpath.dirname(rel)))
     try:
         _copy_file(src_parent, name, dir_fd, tmp, mode)
     finally:
@@ -285,12 +260,13 @@ def _write_file(stage_fd: int, rel: str, dir_fd: int, name: str, mode: int) -> N
         raise
 
 
-def _inside(rel: str, target: str) -> bool:
-    """Whether a symlink at ``rel`` pointing to ``target`` stays inside the workspace."""
+def _inside(host: _Host, rel: str, target: str, links: dict[str, str]) -> bool:
+    """Whether a symlink at ``rel`` pointing to ``target`` stays inside the workspace,
+    resolved against the host's real tree (its symlinks followed, ``links`` about to be
+    made counted), not lexically: ``a -> .`` makes ``b -> a/../x`` point outside."""
     if not target or target.startswith("/"):
         return False
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-    return joined != ".." and not joined.startswith("../")
+    return _openat.stays_beneath(host.fd, [*rel.split("/")[:-1], *target.split("/")], links=links)
 
 
 def sync_back(snapshot: Snapshot, *, max_bytes: int, max_files: int) -> SyncReport:
@@ -311,11 +287,12 @@ def sync_back(snapshot: Snapshot, *, max_bytes: int, max_files: int) -> SyncRepo
         gone = [rel for rel in before if rel not in after or after[rel].kind != before[rel].kind]
         for rel in sorted(gone, key=lambda r: r.count("/"), reverse=True):
             _delete(host, rel, snapshot, report)
-        for rel, entry in after.items():
+        links = {rel: entry.target for rel, entry in after.items() if entry.kind == "l"}
+        for rel, entry in sorted(after.items(), key=lambda item: item[1].kind == "l"):  # links last
             old = before.get(rel)
             if old is not None and old.kind == entry.kind and _same(old, entry):
                 continue
-            _apply(host, stage_fd, rel, entry, snapshot, report)
+            _apply(host, stage_fd, rel, entry, snapshot, report, links)
     finally:
         os.close(stage_fd)
         host.close()
@@ -334,7 +311,7 @@ def _delete(host: _Host, rel: str, snapshot: Snapshot, report: SyncReport) -> No
     name = posixpath.basename(rel)
     try:
         with host.parent(rel, create=False) as dir_fd:
-            info = _lstat(dir_fd, name)
+            info = _openat.lstat_at(dir_fd, name)
             if info is None:
                 return
             if stat.S_ISDIR(info.st_mode):
@@ -354,15 +331,15 @@ def _delete(host: _Host, rel: str, snapshot: Snapshot, report: SyncReport) -> No
 
 
 def _apply(  # noqa: PLR0917 - one private step of sync_back
-    host: _Host, stage_fd: int, rel: str, entry: Entry, snapshot: Snapshot, report: SyncReport
+    host: _Host, stage_fd: int, rel: str, entry: Entry, snapshot: Snapshot, report: SyncReport, links: dict[str, str]
 ) -> None:
     name = posixpath.basename(rel)
-    if entry.kind == "l" and not _inside(rel, entry.target):
+    if entry.kind == "l" and not _inside(host, rel, entry.target, links):
         report.skipped.append((rel, f"symlink to {entry.target!r} leaves the workspace; not synced"))
         return
     try:
         with host.parent(rel, create=True) as dir_fd:
-            info = _lstat(dir_fd, name)
+            info = _openat.lstat_at(dir_fd, name)
             if info is not None and stat.S_ISDIR(info.st_mode):
                 if entry.kind != "d":
                     report.skipped.append((rel, "a directory on the host; not replaced"))

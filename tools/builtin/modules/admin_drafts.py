@@ -158,6 +158,14 @@ class PromoteDraft(ActionStrategy[DraftIdRequest]):
         self._versions = versions
         self._validator = validator
 
+    def approval_preview(self, request: DraftIdRequest) -> str:
+        """What a person approves: the draft's code against the module's active version."""
+        from tools.builtin.modules._preview import code_change
+
+        info = self._drafts.info(request.draft_id)
+        files = self._drafts.files(info.draft_id)
+        return code_change(self._store, self._versions, info.module_id, files, source=f"draft {info.draft_id}")
+
     def execute(self, request: DraftIdRequest) -> dict[str, Any]:
         """Check the draft's attestation against its files now, then snapshot and switch."""
         with self._store.locked():

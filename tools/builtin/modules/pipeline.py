@@ -263,6 +263,20 @@ class InstallModule(ActionStrategy[InstallRequest]):
         self._versions = versions
         self._validator = validator
 
+    def approval_preview(self, request: InstallRequest) -> str:
+        """What a person approves: the build area's code against the active version (all of it
+        for a first install), and whether the attestation still matches it."""
+        from tools.builtin.modules._preview import code_change
+
+        module_id = self._store.require(request.module_id)
+        files = self._store.files(module_id)
+        text = code_change(self._store, self._versions, module_id, files, source="the build area")
+        problem = self._validator.check(
+            request.validation_attestation, module_id=module_id, target="module", files=files
+        )
+        note = "The attestation matches these files." if problem is None else f"install will refuse: {problem}."
+        return f"{text}\n{note}\n"
+
     def execute(self, request: InstallRequest) -> dict[str, Any]:
         """Check the attestation against the files now, then snapshot them."""
         module_id = self._store.require(request.module_id)

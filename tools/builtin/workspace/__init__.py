@@ -3,7 +3,9 @@
 
 Each ships its manual from :data:`tools.routing.CODING_TOOL_MANUALS`, so the default agent
 profiles route them (the reviewer never gets ``edit``; the coder never gets ``task``).
-Every path is confined to a :class:`Workspace` root. Build them with
+Every path is confined to a :class:`Workspace` root and opened through its directory
+descriptor (writers follow no symlink, readers only those that stay inside); ``grep``
+and ``patch`` are bounded in size and time (:class:`WorkspaceLimits`). Build them with
 :func:`workspace_tools` and register them one by one, or with
 :func:`register_workspace_tools`::
 

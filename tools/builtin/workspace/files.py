@@ -4,61 +4,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from tools._files import atomic_write_text
 from tools.base import BaseTool
+from tools.builtin.workspace import _tree
 from tools.builtin.workspace.workspace import Workspace
 from tools.errors import InvalidArgumentsError
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
-
-_SNIFF = 8192
-
-
-def is_binary(path: Path) -> bool:
-    """Whether ``path`` looks binary (a NUL byte or undecodable UTF-8 in its first 8 KiB)."""
-    with path.open("rb") as handle:
-        head = handle.read(_SNIFF)
-    if b"\x00" in head:
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # a character cut at the sniff boundary is fine
-    return False
-
-
-def existing_file(workspace: Workspace, path: str, *, write: bool = False) -> Path:
-    """The real path of an existing text file, or a model-facing error."""
-    real = workspace.resolve(path, write=write)
-    if real.is_dir():
-        raise InvalidArgumentsError(f"{path!r} is a directory; use glob to list its files, then read one of them.")
-    if not real.is_file():
-        raise InvalidArgumentsError(f"{path!r} does not exist in the workspace; use glob to find the right path.")
-    if is_binary(real):
-        raise InvalidArgumentsError(f"{path!r} is a binary file; only text files can be read or edited.")
-    return real
-
-
-def read_text(workspace: Workspace, real: Path, path: str) -> str:
-    """The whole text of a file that edit/patch may rewrite (size-checked)."""
-    size = real.stat().st_size
-    if size > workspace.limits.max_file_bytes:
-        raise InvalidArgumentsError(
-            f"{path!r} is {size} bytes, over the {workspace.limits.max_file_bytes} bytes this tool rewrites; "
-            "change it with bash in the sandbox instead."
-        )
-    try:
-        return real.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InvalidArgumentsError(f"{path!r} is not UTF-8 text; it can't be edited here.") from None
-
-
-def write_text(real: Path, text: str) -> None:
-    """Replace the file atomically, keeping its permission bits."""
-    atomic_write_text(real, text)
 
 
 class ReadRequest(BaseModel):
@@ -98,34 +51,44 @@ class ReadTool(BaseTool[ReadRequest, ReadResponse]):
     def execute_internal(self, request: ReadRequest) -> ReadResponse:
         """Return one page of the file."""
         ws = self._workspace
-        real = existing_file(ws, request.path)
         limit = min(request.limit or ws.limits.max_read_lines, ws.limits.max_read_lines)
-        cut = ws.limits.max_line_chars
-        lines: list[str] = []
-        more = False
-        with real.open(encoding="utf-8", errors="replace") as handle:
-            page = itertools.islice(handle, request.offset - 1, request.offset - 1 + limit + 1)
-            for number, line in enumerate(page, request.offset):
-                if len(lines) == limit:
-                    more = True
-                    break
-                text = line.rstrip("\n")
-                if len(text) > cut:
-                    text = text[:cut] + f"... [line cut at {cut} characters]"
-                lines.append(f"{number:6d}| {text}")
+        with _tree.open_for_reading(ws, request.path) as opened:
+            if opened.is_dir:
+                raise InvalidArgumentsError(
+                    f"{request.path!r} is a directory; use glob to list its files, then read one of them."
+                )
+            if _tree.looks_binary(_tree.read_head(opened.fd)):
+                raise InvalidArgumentsError(
+                    f"{request.path!r} is a binary file; only text files can be read or edited."
+                )
+            lines, more = _page(opened.fd, request.offset, limit, ws.limits.max_line_chars)
         if not lines and request.offset > 1:
             raise InvalidArgumentsError(
                 f"{request.path!r} has fewer than {request.offset} lines; use a smaller offset."
             )
         last = request.offset + len(lines) - 1
         return ReadResponse(
-            path=ws.relative(real),
+            path=opened.rel,
             content="\n".join(lines),
             first_line=request.offset,
             last_line=last,
             total_lines=None if more else last,
             next_offset=last + 1 if more else None,
         )
+
+
+def _page(fd: int, offset: int, limit: int, cut: int) -> tuple[list[str], bool]:
+    """Up to ``limit`` numbered lines from line ``offset``, and whether more follow."""
+    lines: list[str] = []
+    with open(os.dup(fd), encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(itertools.islice(handle, offset - 1, offset + limit), offset):
+            if len(lines) == limit:
+                return lines, True
+            text = line.rstrip("\n")
+            if len(text) > cut:
+                text = text[:cut] + f"... [line cut at {cut} characters]"
+            lines.append(f"{number:6d}| {text}")
+    return lines, False
 
 
 class WriteRequest(BaseModel):
@@ -159,18 +122,15 @@ class WriteTool(BaseTool[WriteRequest, WriteResponse]):
     def execute_internal(self, request: WriteRequest) -> WriteResponse:
         """Write the file atomically."""
         ws = self._workspace
-        real = ws.resolve(request.path, write=True)
-        if real.is_dir():
-            raise InvalidArgumentsError(f"{request.path!r} is a directory; pass a file path such as 'src/new.py'.")
-        size = len(request.content.encode("utf-8", "surrogatepass"))
-        if size > ws.limits.max_file_bytes:
+        parts = _tree.target(ws, request.path)
+        data = _tree.encode(request.content, "content")
+        if len(data) > ws.limits.max_file_bytes:
             raise InvalidArgumentsError(
-                f"The content is {size} bytes, over the {ws.limits.max_file_bytes} bytes limit; write smaller files."
+                f"The content is {len(data)} bytes, over the {ws.limits.max_file_bytes} bytes limit; "
+                "write smaller files."
             )
-        created = not real.exists()
-        os.makedirs(real.parent, exist_ok=True)
-        write_text(real, request.content)
-        return WriteResponse(path=ws.relative(real), created=created, bytes=size)
+        created = _tree.store(ws, parts, data, request.path)
+        return WriteResponse(path="/".join(parts), created=created, bytes=len(data))
 
 
 class EditRequest(BaseModel):
@@ -223,8 +183,8 @@ class EditTool(BaseTool[EditRequest, EditResponse]):
             raise InvalidArgumentsError("old_string and new_string are the same; there is nothing to change.")
         if not request.old_string:
             raise InvalidArgumentsError("old_string is empty; to create or replace a whole file use write.")
-        real = existing_file(ws, request.path, write=True)
-        text = read_text(ws, real, request.path)
+        loaded = _tree.load(ws, request.path)
+        text = loaded.text
         count = text.count(request.old_string)
         if count == 0:
             hint = (
@@ -240,8 +200,13 @@ class EditTool(BaseTool[EditRequest, EditResponse]):
                 "lines so that it occurs once, or set replace_all=true."
             )
         first = _lines_of(text, request.old_string, 1)[0]
-        write_text(real, text.replace(request.old_string, request.new_string))
-        return EditResponse(path=ws.relative(real), replacements=count, first_line=first)
+        new = _tree.encode(text.replace(request.old_string, request.new_string), "new_string")
+        if len(new) > ws.limits.max_file_bytes:
+            raise InvalidArgumentsError(
+                f"The edited file would be {len(new)} bytes, over the {ws.limits.max_file_bytes} bytes limit."
+            )
+        _tree.store(ws, loaded.parts, new, request.path)
+        return EditResponse(path=loaded.rel, replacements=count, first_line=first)
 
 
 def _loose(text: str, request: EditRequest) -> bool:

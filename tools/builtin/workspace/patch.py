@@ -9,20 +9,21 @@ and names the file and hunk that did not fit.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
+import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from tools.base import BaseTool
-from tools.builtin.workspace.files import existing_file, read_text, write_text
-from tools.builtin.workspace.workspace import Workspace
-from tools.errors import InvalidArgumentsError
+from tools.builtin.workspace import _tree
+from tools.builtin.workspace.workspace import TIMEOUT_GRACE_S, Workspace
+from tools.errors import InvalidArgumentsError, ToolTimeoutError
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: Distinct expected lines a diff may have (one character each; the rest of Unicode spare).
+_MAX_DISTINCT = 0x10FFFF - 1
 _EXAMPLE = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2"
 
 
@@ -97,34 +98,85 @@ def parse_diff(text: str) -> list[FilePatch]:
     return patches
 
 
-def _find(lines: list[str], old: list[str], start: int) -> int | None:
-    """Where ``old`` occurs in ``lines``: at ``start`` or the nearest other place."""
-    if not old:
-        return min(max(start, 0), len(lines))
-    candidates = [at for at in range(len(lines) - len(old) + 1) if lines[at : at + len(old)] == old]
-    return min(candidates, key=lambda at: abs(at - start)) if candidates else None
+class _Haystack:
+    """A file's lines as one string, a character per line, searched by ``str.find`` (C,
+    linear in practice: CPython switches long searches to the Two-Way algorithm).
+
+    Each distinct line that some hunk expects gets its own character; every other line
+    becomes ``\\0``, which no hunk contains, so a match can never cover it.
+    """
+
+    def __init__(self, lines: list[str], hunks: list[Hunk]) -> None:
+        codes: dict[str, str] = {}
+        for hunk in hunks:
+            for line in hunk.old:
+                if line not in codes:
+                    if len(codes) >= _MAX_DISTINCT:
+                        raise InvalidArgumentsError("The diff is too large; send one with fewer lines.")
+                    codes[line] = chr(len(codes) + 1)
+        self._codes = codes
+        self.text = "".join([codes.get(line, "\0") for line in lines])
+        self._reversed = self.text[::-1]
+
+    def needle(self, old: list[str]) -> str:
+        """The characters of a hunk's expected lines."""
+        return "".join([self._codes[line] for line in old])
+
+    def nearest(self, needle: str, expected: int, lower: int) -> int | None:
+        """The occurrence of ``needle`` at or after ``lower`` nearest to ``expected`` (ties:
+        the earlier one), or None."""
+        n, m = len(self.text), len(needle)
+        expected = min(max(expected, lower), n)
+        if self.text.startswith(needle, expected):
+            return expected
+        back = None
+        j = self._reversed.find(needle[::-1], max(0, n - m - expected + 1), n - lower)
+        if j >= 0:
+            back = n - m - j
+        end = n if back is None else 2 * expected - back - 1 + m
+        forward = self.text.find(needle, expected, end)
+        return forward if forward >= 0 else back
 
 
-def apply_hunks(text: str, patch: FilePatch, label: str) -> str:
-    """``text`` with every hunk applied, bottom-up position tracking included.
+def apply_hunks(text: str, patch: FilePatch, label: str, *, deadline: float | None = None) -> str:
+    """``text`` with every hunk applied, in order, each after the one before.
+
+    A hunk goes where its expected lines occur nearest to the line it names (shifted by
+    the drift of the hunk before, as ``patch`` does). Time: linear in the file and the diff
+    (a character search per hunk, one pass to splice).
 
     Raises:
         InvalidArgumentsError: a hunk's context does not match the file.
+        ToolTimeoutError: ``deadline`` (a ``time.monotonic()`` value) passed.
     """
     lines = text.splitlines()
     trailing = text.endswith("\n") or not text
-    offset = 0
+    hay = _Haystack(lines, patch.hunks)
+    out: list[str] = []
+    done = drift = 0
     for number, hunk in enumerate(patch.hunks, 1):
-        at = _find(lines, hunk.old, hunk.start - 1 + offset)
+        if deadline is not None and time.monotonic() > deadline:
+            raise _too_slow()
+        stated = hunk.start if not hunk.old else hunk.start - 1  # '-5,0' inserts after line 5
+        at = hay.nearest(hay.needle(hunk.old), stated + drift, done)
         if at is None:
             expected = "\n".join(hunk.old[:5])
             raise InvalidArgumentsError(
                 f"Hunk {number} of {label} does not match the file (expected these lines near line {hunk.start}:\n"
                 f"{expected}\n). Nothing was changed: read the file and make the diff from its current text."
             )
-        lines[at : at + len(hunk.old)] = hunk.new
-        offset += len(hunk.new) - len(hunk.old)
-    return "\n".join(lines) + ("\n" if trailing and lines else "")
+        out += lines[done:at]
+        out += hunk.new
+        done = at + len(hunk.old)
+        drift = at - stated
+    out += lines[done:]
+    return "\n".join(out) + ("\n" if trailing and out else "")
+
+
+def _too_slow() -> ToolTimeoutError:
+    return ToolTimeoutError(
+        "patch ran out of time; nothing was changed. Send a smaller diff (fewer files or hunks).", trips_breaker=False
+    )
 
 
 class PatchRequest(BaseModel):
@@ -153,50 +205,60 @@ class PatchTool(BaseTool[PatchRequest, PatchResponse]):
 
     def __init__(self, workspace: Workspace) -> None:
         self._workspace = workspace
+        self.timeout = workspace.limits.patch_timeout_s + TIMEOUT_GRACE_S
 
     def execute_internal(self, request: PatchRequest) -> PatchResponse:
-        """Check every hunk, then write every file."""
+        """Check every hunk, then write every file (within ``patch_timeout_s``)."""
         ws = self._workspace
-        plan: list[tuple[Path, str | None, str | None]] = []  # (path, old text, new text)
+        deadline = time.monotonic() + ws.limits.patch_timeout_s
+        plan: list[tuple[list[str], str, bytes | None, bytes | None]] = []  # (parts, label, old, new)
         for patch in parse_diff(request.diff):
             label = patch.new_path or patch.old_path or "?"
             if patch.old_path is None:  # creation
-                real = ws.resolve(label, write=True)
-                if real.exists():
+                parts = _tree.target(ws, label)
+                if _tree.exists(ws, parts):
                     raise InvalidArgumentsError(f"The diff creates {label!r}, which already exists; diff against it.")
-                plan.append((real, None, apply_hunks("", patch, repr(label))))
+                plan.append((parts, label, None, self._checked(apply_hunks("", patch, repr(label), deadline=deadline))))
                 continue
-            real = existing_file(ws, patch.old_path, write=True)
-            old = read_text(ws, real, patch.old_path)
-            new = None if patch.new_path is None else apply_hunks(old, patch, repr(patch.old_path))
             if patch.new_path is not None and patch.new_path != patch.old_path:
                 raise InvalidArgumentsError("Renames are not supported; patch the file in place, then use write.")
-            plan.append((real, old, new))
+            loaded = _tree.load(ws, patch.old_path)
+            new = None
+            if patch.new_path is not None:
+                new = self._checked(apply_hunks(loaded.text, patch, repr(patch.old_path), deadline=deadline))
+            plan.append((loaded.parts, patch.old_path, loaded.text.encode("utf-8"), new))
+        if time.monotonic() > deadline:
+            raise _too_slow()
         self._write(plan)
-        rel = ws.relative
         return PatchResponse(
-            changed=[rel(p) for p, old, new in plan if old is not None and new is not None],
-            created=[rel(p) for p, old, _ in plan if old is None],
-            deleted=[rel(p) for p, _, new in plan if new is None],
+            changed=["/".join(p) for p, _, old, new in plan if old is not None and new is not None],
+            created=["/".join(p) for p, _, old, _ in plan if old is None],
+            deleted=["/".join(p) for p, _, _, new in plan if new is None],
         )
 
-    @staticmethod
-    def _write(plan: list[tuple[Path, str | None, str | None]]) -> None:
+    def _checked(self, text: str) -> bytes:
+        data = _tree.encode(text, "The diff")
+        limit = self._workspace.limits.max_file_bytes
+        if len(data) > limit:
+            raise InvalidArgumentsError(f"The patched file would be {len(data)} bytes, over the {limit} bytes limit.")
+        return data
+
+    def _write(self, plan: list[tuple[list[str], str, bytes | None, bytes | None]]) -> None:
         """Write every file; on a failure, put back those already written."""
-        done: list[tuple[Path, str | None]] = []
+        ws = self._workspace
+        done: list[tuple[list[str], str, bytes | None]] = []
         try:
-            for path, old, new in plan:
+            for parts, label, old, new in plan:
                 if new is None:
-                    path.unlink()
+                    _tree.remove(ws, parts, label)
                 else:
-                    os.makedirs(path.parent, exist_ok=True)
-                    write_text(path, new)
-                done.append((path, old))
-        except OSError:
-            for path, old in reversed(done):
-                with contextlib.suppress(OSError):
+                    _tree.store(ws, parts, new, label)
+                done.append((parts, label, old))
+        except (OSError, InvalidArgumentsError):
+            for parts, label, old in reversed(done):
+                with contextlib.suppress(OSError, InvalidArgumentsError):
                     if old is None:
-                        path.unlink()
+                        _tree.remove(ws, parts, label)
                     else:
-                        write_text(path, old)
+                        _tree.store(ws, parts, old, label)
             raise

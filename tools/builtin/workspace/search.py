@@ -1,71 +1,51 @@
 """``glob`` and ``grep``: find workspace files by path pattern and by content.
 
-Both walk the workspace without following symlinks (a link to ``/`` is not a way out).
-``grep`` uses ripgrep when it is installed (``rg``: fast, ``.gitignore``-aware), else the
-``regex`` engine with a per-search time limit (``re`` has none: a catastrophic pattern
-would hang the tool) and a file-size limit.
+Both start from the directory the model names, opened through the workspace root's
+descriptor (a symlink is followed only while it stays inside), and walk below it through
+descriptors without entering a symlink: a link to ``/``, or a directory swapped for one
+mid-walk, is not a way out. Patterns are compiled by RE2 within the workspace's limits
+(``_patterns``): linear-time matching, a length limit, a memory budget; a bad one is a
+validation error. ``grep`` runs in a child process killed at ``grep_timeout_s``
+(``_grepengine``): ripgrep when installed, else the RE2 worker.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
-import time
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import regex
 from pydantic import BaseModel, Field
 
-from tools._procgroup import kill_group
+from tools import _openat
 from tools.base import BaseTool
-from tools.builtin.workspace.files import is_binary
-from tools.builtin.workspace.workspace import Workspace
-from tools.errors import InvalidArgumentsError, ToolTimeoutError
+from tools.builtin.workspace import _tree
+from tools.builtin.workspace._grepengine import Found, RipgrepJob, run_ripgrep, run_worker
+from tools.builtin.workspace._patterns import compile_glob, compile_regex, glob_regex, ripgrep_glob
+from tools.builtin.workspace.workspace import TIMEOUT_GRACE_S, Workspace
+from tools.errors import InvalidArgumentsError
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
 
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".mypy_cache", ".ruff_cache", ".venv", ".tox"})
 _SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a glob on ``/``-separated relative paths: ``**`` spans directories,
-    ``*`` and ``?`` stay within one, ``[...]`` is a class."""
-    out, i = [], 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and "]" in pattern[i + 1 :]:
-            end = pattern.index("]", i + 1)
-            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
-            i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def walk_files(base: Path) -> Iterator[Path]:
-    """Files below ``base``, sorted, symlinks and tool caches skipped."""
-    for current, dirs, files in os.walk(base, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not os.path.islink(os.path.join(current, d)))
-        for name in sorted(files):
-            path = Path(current, name)
-            if not path.is_symlink():
-                yield path
+    """Regular files below ``base``, sorted, symlinks and tool caches skipped (walked
+    through descriptors: nothing outside ``base`` is ever listed)."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for rel, _, _, info in _openat.walk(fd, skip_dirs=_SKIP_DIRS):
+            if stat.S_ISREG(info.st_mode):
+                yield base / rel
+    finally:
+        os.close(fd)
+
+
+def _prefix(base: _tree.Opened) -> str:
+    return "" if base.rel == "." else base.rel + "/"
 
 
 class GlobRequest(BaseModel):
@@ -95,25 +75,35 @@ class GlobTool(BaseTool[GlobRequest, GlobResponse]):
     def execute_internal(self, request: GlobRequest) -> GlobResponse:
         """Walk and match."""
         ws = self._workspace
-        base = ws.resolve(request.path)
-        if not base.is_dir():
-            raise InvalidArgumentsError(f"{request.path!r} is not a directory; pass a directory such as '.' or 'src'.")
-        matcher = glob_regex(request.pattern.lstrip("/"))
+        matcher = compile_glob(request.pattern.lstrip("/"), ws.limits, what="pattern")
         found: list[str] = []
-        for path in walk_files(base):
-            if matcher.match(os.path.relpath(path, base).replace(os.sep, "/")):
-                found.append(ws.relative(path))
-                if len(found) > ws.limits.max_results:
-                    return GlobResponse(files=found[:-1], truncated=True)
-        return GlobResponse(files=found, truncated=False)
+        truncated = False
+        with _tree.open_for_reading(ws, request.path) as base:
+            if not base.is_dir:
+                raise InvalidArgumentsError(
+                    f"{request.path!r} is not a directory; pass a directory such as '.' or 'src'."
+                )
+            prefix = _prefix(base)
+            for rel, _, _, info in _openat.walk(base.fd, skip_dirs=_SKIP_DIRS):
+                if stat.S_ISREG(info.st_mode) and matcher.fullmatch(rel):
+                    if len(found) == ws.limits.max_results:
+                        truncated = True
+                        break
+                    found.append(prefix + rel)
+        return GlobResponse(files=sorted(found), truncated=truncated)
 
 
 class GrepRequest(BaseModel):
     """Arguments of ``grep``."""
 
-    pattern: str = Field(description="Regular expression to search for, e.g. 'def \\w+_total'.")
+    pattern: str = Field(
+        description="Regular expression (RE2 syntax: like Python's re, without backreferences or lookaround), "
+        "matched line by line, e.g. 'def \\w+_total'."
+    )
     path: str = Field(default=".", description="File or directory to search, relative to the workspace.")
-    include: str | None = Field(default=None, description="Only files whose names match this glob, e.g. '*.py'.")
+    include: str | None = Field(
+        default=None, description="Only files whose names match this glob, e.g. '*.py' (with a '/': the path)."
+    )
     ignore_case: bool = Field(default=False, description="Case-insensitive. Defaults to false.")
 
 
@@ -130,7 +120,7 @@ class GrepResponse(BaseModel):
 
     matches: list[GrepMatch]
     truncated: bool = Field(description="More lines matched than are listed.")
-    engine: str = Field(description="'ripgrep' or 'regex'.")
+    engine: str = Field(description="'ripgrep' or 're2'.")
 
 
 class GrepTool(BaseTool[GrepRequest, GrepResponse]):
@@ -144,93 +134,58 @@ class GrepTool(BaseTool[GrepRequest, GrepResponse]):
         """Args:
         workspace: The workspace.
         ripgrep: The ``rg`` executable; True finds it on the standard search path, False
-            or None uses the ``regex`` engine.
+            or None uses the RE2 worker.
         """
         self._workspace = workspace
+        self.timeout = workspace.limits.grep_timeout_s + TIMEOUT_GRACE_S
         if ripgrep is True:
             self._rg = shutil.which("rg", path=_SEARCH_PATH)
         else:
             self._rg = ripgrep or None
 
     def execute_internal(self, request: GrepRequest) -> GrepResponse:
-        """Search with ripgrep or the regex engine."""
-        ws = self._workspace
-        base = ws.resolve(request.path)
-        flags = regex.IGNORECASE if request.ignore_case else 0
-        try:
-            compiled = regex.compile(request.pattern, flags)
-        except regex.error as exc:
-            raise InvalidArgumentsError(
-                f"pattern is not a valid regular expression ({exc}); escape special characters like '(' as '\\('."
-            ) from None
-        if self._rg:
-            return self._ripgrep(self._rg, request, base)
-        return self._python(compiled, request, base)
-
-    def _files(self, base: Path, include: str | None) -> Iterator[Path]:
-        if base.is_file():
-            yield base
-            return
-        matcher = glob_regex(include) if include else None
-        for path in walk_files(base):
-            if matcher is None or matcher.match(path.name):
-                yield path
-
-    def _python(self, compiled: regex.Pattern[str], request: GrepRequest, base: Path) -> GrepResponse:
+        """Check the pattern, then search in a child process (ripgrep or the RE2 worker)."""
         ws, limits = self._workspace, self._workspace.limits
-        deadline = time.monotonic() + limits.grep_timeout_s
-        matches: list[GrepMatch] = []
-        for path in self._files(base, request.include):
-            try:
-                if path.stat().st_size > limits.grep_max_file_bytes or is_binary(path):
-                    continue
-                with path.open(encoding="utf-8", errors="replace") as handle:
-                    for number, line in enumerate(handle, 1):
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            raise _timed_out(limits.grep_timeout_s)
-                        if compiled.search(line, timeout=left):
-                            text = line.rstrip("\n")[: limits.max_line_chars]
-                            matches.append(GrepMatch(path=ws.relative(path), line=number, text=text))
-                            if len(matches) > limits.max_results:
-                                return GrepResponse(matches=matches[:-1], truncated=True, engine="regex")
-            except TimeoutError:
-                raise _timed_out(limits.grep_timeout_s) from None
-            except OSError:
-                continue
-        return GrepResponse(matches=matches, truncated=False, engine="regex")
+        compile_regex(request.pattern, limits, ignore_case=request.ignore_case)
+        if request.include:
+            compile_glob(request.include, limits, what="include")
+        with _tree.open_for_reading(ws, request.path) as base:
+            found = self._ripgrep(self._rg, request, base) if self._rg else self._worker(request, base)
+            prefix = _prefix(base)
+        matches = [
+            GrepMatch(path=base.rel if not base.is_dir else prefix + rel, line=line, text=text)
+            for rel, line, text in found.matches
+        ]
+        return GrepResponse(matches=matches, truncated=found.truncated, engine="ripgrep" if self._rg else "re2")
 
-    def _ripgrep(self, rg: str, request: GrepRequest, base: Path) -> GrepResponse:
+    def _worker(self, request: GrepRequest, base: _tree.Opened) -> Found:
+        limits = self._workspace.limits
+        job = {
+            "pattern": request.pattern,
+            "ignore_case": request.ignore_case,
+            "max_mem": limits.regex_max_mem,
+            "kind": "dir" if base.is_dir else "file",
+            "name": base.rel,
+            "include": glob_regex(request.include) if request.include else None,
+            "include_path": "/" in (request.include or ""),
+            "skip_dirs": sorted(_SKIP_DIRS),
+            "max_file_bytes": limits.grep_max_file_bytes,
+            "max_results": limits.max_results,
+            "max_line_chars": limits.max_line_chars,
+        }
+        return run_worker(job, base.fd, limits.grep_timeout_s)
+
+    def _ripgrep(self, rg: str, request: GrepRequest, base: _tree.Opened) -> Found:
         ws, limits = self._workspace, self._workspace.limits
-        argv = [rg, "--no-heading", "--line-number", "--color=never", "--no-follow", "--no-config"]
-        argv += [f"--max-filesize={limits.grep_max_file_bytes}", "--max-columns", str(limits.max_line_chars)]
+        argv = [rg, "--json", "--no-follow", "--no-config", "--no-messages", "--sort=path", "--color=never"]
+        argv += [f"--max-filesize={limits.grep_max_file_bytes}"]
+        argv += [f"--regex-size-limit={limits.regex_max_mem}", f"--dfa-size-limit={limits.regex_max_mem}"]
         if request.ignore_case:
             argv.append("--ignore-case")
         if request.include:
-            argv += ["--glob", request.include]
-        argv += ["--regexp", request.pattern, "--", str(base)]
-        proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=ws.root
-        )
-        try:
-            out, _ = proc.communicate(timeout=limits.grep_timeout_s)
-        except subprocess.TimeoutExpired:
-            kill_group(proc.pid)
-            proc.communicate()
-            raise _timed_out(limits.grep_timeout_s) from None
-        matches: list[GrepMatch] = []
-        for raw in out.decode("utf-8", "replace").splitlines():
-            file, _, rest = raw.partition(":")
-            number, _, text = rest.partition(":")
-            if not number.isdigit():  # a single file: rg prints no name
-                file, number, text = str(base), file, rest
-            matches.append(GrepMatch(path=ws.relative(Path(file)), line=int(number), text=text))
-            if len(matches) > limits.max_results:
-                return GrepResponse(matches=matches[:-1], truncated=True, engine="ripgrep")
-        return GrepResponse(matches=matches, truncated=False, engine="ripgrep")
-
-
-def _timed_out(seconds: float) -> ToolTimeoutError:
-    return ToolTimeoutError(
-        f"grep stopped after {seconds:g} s; use a simpler pattern or search a smaller path.", trips_breaker=False
-    )
+            argv += ["--glob", ripgrep_glob(request.include)]
+        argv += ["--regexp", request.pattern]
+        where = ws.root.joinpath(*_openat.components(base.rel))
+        cwd, target = (str(where), ".") if base.is_dir else (str(where.parent), where.name)
+        job = RipgrepJob(argv, cwd, target, limits.max_results, limits.max_line_chars)
+        return run_ripgrep(job, base.fd, not base.is_dir, limits.grep_timeout_s)

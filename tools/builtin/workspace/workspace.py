@@ -1,9 +1,10 @@
 """``Workspace``: the directory the workspace tools work in, and the rules every path obeys.
 
-Every path a model sends is resolved here, once: relative to the root (or absolute inside
-it), symlinks resolved, and refused when it leaves the root (``..``, an absolute path
-elsewhere, a symlink pointing out), with an error naming the path and saying what a
-correct one looks like. A workspace may also be *write-scoped* (the test-writer's:
+Every path a model sends is checked here: relative to the root (or absolute inside it),
+refused when it leaves the root (``..``, an absolute path elsewhere), with an error naming
+the path and saying what a correct one looks like. Files are then opened through the
+root's descriptor (``_tree``): readers follow symlinks only while they stay inside,
+writers follow none. A workspace may also be *write-scoped* (the test-writer's:
 ``edit``/``write``/``patch`` only on test paths, ``bash`` with the workspace read-only).
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tools.builtin.workspace import _tree
 from tools.errors import InvalidArgumentsError, PermissionDeniedError, ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -29,6 +31,10 @@ TEST_PATHS: tuple[str, ...] = (
     "conftest.py", "*/conftest.py", "*.test.js", "*.test.ts", "*.spec.js", "*.spec.ts", "*_test.go",
 )  # fmt: skip
 
+#: Seconds a registry waits for ``grep``/``patch`` past their own deadline, which stops the
+#: work cleanly (child killed, nothing written) and comes first.
+TIMEOUT_GRACE_S = 5.0
+
 
 @dataclass(frozen=True)
 class WorkspaceLimits:
@@ -39,8 +45,15 @@ class WorkspaceLimits:
         max_line_chars: Longer lines are cut in ``read``/``grep`` output.
         max_file_bytes: Largest file ``edit``/``patch`` rewrite and ``write`` creates.
         max_results: Most paths ``glob`` and matches ``grep`` return.
-        grep_timeout_s: Wall-clock limit of one ``grep``.
+        grep_timeout_s: Wall-clock limit of one ``grep``: the search runs in a child process
+            (ripgrep, or the RE2 worker) that is killed when it passes.
         grep_max_file_bytes: Larger files are skipped by ``grep``.
+        max_pattern_chars: Longest regular expression (``grep``) or glob (``glob``,
+            ``grep``'s ``include``) accepted.
+        regex_max_mem: Memory budget of one compiled expression, in bytes (RE2's
+            ``max_mem``, ripgrep's ``--regex-size-limit``/``--dfa-size-limit``): a larger
+            program is refused as a validation error.
+        patch_timeout_s: Wall-clock limit of one ``patch``; past it nothing is written.
         bash_timeout_s: Default wall-clock limit of one ``bash`` command.
     """
 
@@ -50,6 +63,9 @@ class WorkspaceLimits:
     max_results: int = 200
     grep_timeout_s: float = 10.0
     grep_max_file_bytes: int = 10 * 1024 * 1024
+    max_pattern_chars: int = 1000
+    regex_max_mem: int = 8 * 1024 * 1024
+    patch_timeout_s: float = 30.0
     bash_timeout_s: float = 120.0
 
     def __post_init__(self) -> None:
@@ -101,17 +117,12 @@ class Workspace:
 
     # ------------------------------------------------------------------ paths
 
-    def resolve(self, path: str, *, write: bool = False) -> Path:
-        """The real path of ``path`` inside the workspace.
-
-        Args:
-            path: Relative to the root, or absolute inside it.
-            write: The caller will change the file: the write scope applies.
+    def components(self, path: str) -> list[str]:
+        """The components of ``path`` below the root, ``..`` folded lexically.
 
         Raises:
-            InvalidArgumentsError: empty, NUL bytes, outside the root (``..``, another
-                absolute path, a symlink leading out).
-            PermissionDeniedError: outside the write scope.
+            InvalidArgumentsError: empty, NUL bytes, or outside the root (``..`` climbing
+                out, another absolute path).
         """
         if not isinstance(path, str) or not path.strip():
             raise InvalidArgumentsError("The path is empty; pass a path relative to the workspace, e.g. 'src/app.py'.")
@@ -124,12 +135,25 @@ class Workspace:
                 f"The path {path[:200]!r} is outside the workspace {str(self.root)!r}. Use a path relative to "
                 "the workspace (e.g. 'src/app.py') without '..'."
             )
-        real = Path(os.path.realpath(lexical))
-        if not _within(real, self.root):
-            raise InvalidArgumentsError(
-                f"The path {path[:200]!r} leads outside the workspace through a symlink; only files inside the "
-                "workspace can be used."
-            )
+        return list(lexical.relative_to(self.root).parts)
+
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """The real path of ``path`` inside the workspace, symlinks inside it followed.
+
+        For showing and checking only: the tools open files through the root's
+        descriptor (``tools.builtin.workspace._tree``), never by this path.
+
+        Args:
+            path: Relative to the root, or absolute inside it.
+            write: The caller will change the file: the write scope applies.
+
+        Raises:
+            InvalidArgumentsError: empty, NUL bytes, outside the root (``..``, another
+                absolute path, a symlink leading out).
+            PermissionDeniedError: outside the write scope.
+        """
+        with _tree.resolved(self, path) as found:
+            real = self.root.joinpath(*found.parts)
         if write:
             self.check_writable(real)
         return real
@@ -139,19 +163,21 @@ class Workspace:
         rel = os.path.relpath(path, self.root)
         return rel.replace(os.sep, "/")
 
-    def writable(self, path: Path) -> bool:
-        """Whether the write scope allows changing ``path`` (a real path inside the root)."""
+    def writable(self, path: Path | str) -> bool:
+        """Whether the write scope allows changing ``path`` (a real path inside the root, or
+        one relative to it with ``/`` separators)."""
         if self.write_scope is None:
             return True
-        rel = self.relative(path)
+        rel = self.relative(path) if isinstance(path, Path) else path
         return any(fnmatch.fnmatchcase(rel, pattern) for pattern in self.write_scope)
 
-    def check_writable(self, path: Path) -> None:
+    def check_writable(self, path: Path | str) -> None:
         """Raise ``PermissionDeniedError`` when the write scope does not allow ``path``."""
         if not self.writable(path):
+            rel = self.relative(path) if isinstance(path, Path) else path
             raise PermissionDeniedError(
                 f"This agent may only change files matching {', '.join(self.write_scope or ())}; "
-                f"{self.relative(path)!r} is not one of them. Change test files only."
+                f"{rel!r} is not one of them. Change test files only."
             )
 
 

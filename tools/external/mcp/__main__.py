@@ -2,6 +2,11 @@
 
 ``factory`` is a function taking no arguments and returning a registry (a
 ``LocalToolRegistry``). Logs go to stderr; stdout carries only the protocol.
+
+The freedom dial applies as everywhere: ``--freedom``, else ``TOOLDECK_FREEDOM``, else the
+level ``tooldeck configure freedom`` stored, else ``medium`` (a registry built with its own
+policy keeps it). A call that needs approval is asked about through the client (MCP
+elicitation) or refused with how to approve it (``tooldeck approve ...``).
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tools.external.mcp.server import ServableRegistry, serve_http, serve_stdio
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalPolicy
 
 
 def load_registry(spec: str) -> ServableRegistry:
@@ -53,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (http transport)")
     parser.add_argument("--name", default="tooldeck", help="server name announced to clients")
     parser.add_argument(
+        "--freedom",
+        choices=("low", "medium", "high"),
+        help="approval level (default: TOOLDECK_FREEDOM, else the stored level, else medium)",
+    )
+    parser.add_argument(
         "--log-level",
         default=os.environ.get("TOOLDECK_LOG_LEVEL", "WARNING"),
         help="stderr log level",
@@ -62,11 +75,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
+    policy = None if getattr(registry, "policy", None) is not None else user_policy(os.environ, args.freedom)
     if args.transport == "http":
-        serve_http(registry, host=args.host, port=args.port, name=args.name)
+        serve_http(registry, host=args.host, port=args.port, name=args.name, policy=policy)
     else:
-        serve_stdio(registry, name=args.name)
+        serve_stdio(registry, name=args.name, policy=policy)
     return 0
+
+
+def user_policy(env: Mapping[str, str], freedom: str | None = None) -> ApprovalPolicy:
+    """The user's policy: ``freedom``, else ``TOOLDECK_FREEDOM``, else the stored level, else medium.
+
+    Raises:
+        SystemExit: the variable or the approvals file is unusable (nothing is served).
+    """
+    from tools.approvals import ApprovalError, ApprovalPolicy, ApprovalsStore, freedom_from_env
+
+    try:
+        policy = ApprovalPolicy(freedom or freedom_from_env(env), ApprovalsStore.from_env(env))
+        _ = policy.level  # a corrupt approvals file stops the server now, not every call
+    except ApprovalError as exc:
+        raise SystemExit(f"approvals: {exc}") from None
+    return policy
 
 
 if __name__ == "__main__":

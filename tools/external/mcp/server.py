@@ -2,7 +2,9 @@
 
 Every registered tool is listed with its input schema and, when it has an object output
 schema, its output schema. Calls go through the registry (``acall_tool``), so validation,
-breakers, retries, timeouts and metrics apply exactly as for any other caller.
+breakers, retries, timeouts and metrics apply exactly as for any other caller, and so does
+the freedom dial: a call that needs a person's approval is asked about through the client
+(elicitation) or refused with how to approve it (see :mod:`tools.external.mcp._approvals`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types
@@ -18,7 +20,11 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from tools.external.mcp._approvals import DEFAULT_ELICITATION_TIMEOUT, McpApprovals
 from tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from tools.approvals import ApprovalPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +47,8 @@ def build_mcp_server(
     name: str = "tooldeck",
     version: str = "0.1.0",
     instructions: str | None = None,
+    policy: ApprovalPolicy | None = None,
+    elicitation_timeout: float = DEFAULT_ELICITATION_TIMEOUT,
 ) -> Server[Any]:
     """An SDK low-level :class:`mcp.server.Server` exposing ``registry``'s tools.
 
@@ -53,11 +61,23 @@ def build_mcp_server(
     back as ``isError`` results from the registry's own validation, so a client sees the
     same messages a model would. Nothing a client sends makes the handler raise.
 
+    With a policy (``policy``, else the registry's own), a call that needs a person's
+    approval is asked about with an elicitation when the client declared it (an accepted
+    "run it" runs exactly that call once), else answered with an ``isError`` result saying
+    that a person must approve it and how (``tooldeck approve ...``).
+
     Args:
         registry: The tools to serve.
         name: Server name announced to clients.
         version: Server version announced to clients.
         instructions: Optional usage instructions announced to clients.
+        policy: The freedom dial for the clients' calls (the entry points pass the user's:
+            the stored level, else ``medium``); None: the registry's own policy, if any.
+        elicitation_timeout: Seconds the client's user has to answer an approval request.
+
+    Raises:
+        TypeError: a policy applies but the registry cannot check approvals
+            (``check_approval`` / ``acall_tool_raw``, as ``LocalToolRegistry`` has).
     """
 
     async def list_tools(
@@ -66,10 +86,27 @@ def build_mcp_server(
         return mcp_types.ListToolsResult(tools=_listed_tools(registry))
 
     schemas = _OutputSchemas(registry)
+    approvals = _approvals(registry, policy, elicitation_timeout)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        if approvals is not None and isinstance(params.arguments, Mapping | None):
+            try:
+                screened = await approvals.screen(
+                    ctx,
+                    params.name,
+                    params.arguments or {},
+                    responses=params.input_responses,
+                    state=params.request_state,
+                )
+            except Exception:
+                logger.exception("MCP tools/call of %r: the approval check raised", params.name)
+                return _error_result(f"The tool '{params.name}' could not be checked for approval, so it was not run.")
+            if isinstance(screened, mcp_types.CallToolResult | mcp_types.InputRequiredResult):
+                return screened
+            if screened is not None:
+                return _envelope(screened, params.name, schemas)
         return await _call(registry, params.name, params.arguments, schemas)
 
     return Server(
@@ -79,6 +116,21 @@ def build_mcp_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _approvals(registry: ServableRegistry, policy: ApprovalPolicy | None, timeout: float) -> McpApprovals | None:
+    """The approvals of this server: ``policy``, else the registry's own; None: no gate."""
+    used = policy if policy is not None else getattr(registry, "policy", None)
+    if used is None:
+        return None
+    if not callable(getattr(registry, "check_approval", None)) or not callable(
+        getattr(registry, "acall_tool_raw", None)
+    ):
+        raise TypeError(
+            f"a policy applies to the MCP server, but {type(registry).__name__} cannot check approvals; serve a "
+            "LocalToolRegistry (it has check_approval and acall_tool_raw)"
+        )
+    return McpApprovals(registry, used, elicitation_timeout=timeout)  # type: ignore[arg-type]
 
 
 def _listed_tools(registry: ServableRegistry) -> list[mcp_types.Tool]:
@@ -105,6 +157,11 @@ async def _call(
         # an answer and the traceback stays in this process's log.
         logger.exception("MCP tools/call of %r raised inside the registry", name)
         return _error_result(f"The tool '{name}' failed with an internal error.")
+    return _envelope(result, name, schemas)
+
+
+def _envelope(result: ToolResult, name: str, schemas: _OutputSchemas) -> mcp_types.CallToolResult:
+    """A registry's result as an MCP result (the model-facing message of an error)."""
     if result.error is not None:
         return _error_result(result.error.message)
     structured = result.data if schemas.has_object_schema(name) and isinstance(result.data, dict) else None
@@ -152,7 +209,8 @@ async def serve_stdio_async(registry: ServableRegistry, **server_options: Any) -
 
     Args:
         registry: The tools to serve.
-        **server_options: ``name``, ``version``, ``instructions`` for :func:`build_mcp_server`.
+        **server_options: ``name``, ``version``, ``instructions``, ``policy``,
+            ``elicitation_timeout`` for :func:`build_mcp_server`.
     """
     server = build_mcp_server(registry, **server_options)
     async with stdio_server() as (read_stream, write_stream):
@@ -186,7 +244,8 @@ def serve_http(
         host: Interface to bind.
         port: TCP port (0 picks a free one).
         path: Endpoint path.
-        **server_options: ``name``, ``version``, ``instructions`` for :func:`build_mcp_server`.
+        **server_options: ``name``, ``version``, ``instructions``, ``policy``,
+            ``elicitation_timeout`` for :func:`build_mcp_server`.
     """
     import uvicorn
 

@@ -83,9 +83,10 @@ def sdk_server_cmd() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def mcp_env() -> dict[str, str]:
-    """Environment for our own server processes (repo and test servers importable)."""
-    return server_env()
+def mcp_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for our own server processes (repo and test servers importable), with a
+    configuration directory of their own: the user's approvals file is never read."""
+    return {**server_env(), "XDG_CONFIG_HOME": str(tmp_path_factory.mktemp("mcp-config"))}
 
 
 @pytest.fixture

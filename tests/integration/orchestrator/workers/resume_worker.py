@@ -1,9 +1,10 @@
 """One process of the "resume the same state at once" test.
 
-``python resume_worker.py STATE CLAIMS LOG GO``: builds the graph (a dangerous ``wipe`` tool
-that appends one line to LOG per execution), reads the paused state from STATE, prints
-``ready``, waits until the file GO exists, then resumes with ``Approve()`` through a
-``FileClaimStore(CLAIMS)`` and prints ``resumed <status>`` or ``refused <message>``.
+``python resume_worker.py STATE CLAIMS LOG GO KEY``: builds the graph (a dangerous ``wipe`` tool
+that appends one line to LOG per execution, states signed with the key file KEY: one user's
+key), reads the paused state from STATE, prints ``ready``, waits until the file GO exists, then
+resumes with ``Approve()`` through a ``FileClaimStore(CLAIMS)`` and prints ``resumed <status>``
+or ``refused <message>``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from orchestrator.graph import AgentGraph, ClaimStore, ResumeError
 from orchestrator.llm import ChatResponse, ToolChoice
 from tools import LocalToolRegistry
-from tools.approvals import ApprovalPolicy, Approve
+from tools.approvals import ApprovalPolicy, Approve, StateSigner
 from tools.routing import ToolCategory, ToolManual
 
 
@@ -41,7 +42,7 @@ class TwoTurns:
         return ChatResponse(message={"role": "assistant", "content": None, "tool_calls": [wipe]})
 
 
-def build_graph(log: Path, claims: ClaimStore | None = None) -> AgentGraph:
+def build_graph(log: Path, key: Path, claims: ClaimStore | None = None) -> AgentGraph:
     registry = LocalToolRegistry(policy=ApprovalPolicy("high"))
 
     def wipe(path: str) -> str:
@@ -55,13 +56,13 @@ def build_graph(log: Path, claims: ClaimStore | None = None) -> AgentGraph:
         return f"wiped {path}"
 
     registry.register(wipe, manual=ToolManual(name="wipe", category=ToolCategory.FILE_WRITE, risk="dangerous"))
-    return AgentGraph(TwoTurns(), registry, claims=claims)
+    return AgentGraph(TwoTurns(), registry, claims=claims, state_signer=StateSigner.from_file(key))
 
 
-def main(state_file: str, claims_file: str, log: str, go: str) -> None:
+def main(state_file: str, claims_file: str, log: str, go: str, key: str) -> None:
     from orchestrator.graph import FileClaimStore
 
-    graph = build_graph(Path(log), FileClaimStore(claims_file))
+    graph = build_graph(Path(log), Path(key), FileClaimStore(claims_file))
     state = json.loads(Path(state_file).read_text())
     print("ready", flush=True)
     while not Path(go).exists():
@@ -75,4 +76,4 @@ def main(state_file: str, claims_file: str, log: str, go: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

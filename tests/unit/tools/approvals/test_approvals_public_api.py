@@ -28,6 +28,13 @@ PUBLIC = [
     "InvalidApprovalIdError",
     "DEFAULT_FREEDOM",
     "FREEDOM_VARIABLE",
+    "StateSigner",
+    "StateSignatureError",
+    "StateKeyError",
+    "STATE_KEY_FILE",
+    "Preview",
+    "approval_preview",
+    "files_diff",
 ]
 
 

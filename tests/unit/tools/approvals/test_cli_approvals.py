@@ -95,7 +95,7 @@ def adopt_weather(env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_p
 def test_configure_freedom_and_show(capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
     code, out, _ = run(capsys, env, "configure", "show")
     assert code == 0
-    assert out.startswith("freedom level: medium (only safe tools run freely), from the default\n")
+    assert out.startswith("freedom level: medium (only safe tools run freely), from the default (no level stored; ")
     code, out, _ = run(capsys, env, "configure", "freedom", "HIGH")
     assert code == 0
     assert out.startswith("freedom level: high (only dangerous tools need approval); stored in ")
@@ -112,9 +112,31 @@ def test_configure_freedom_and_show(capsys: pytest.CaptureFixture[str], env: dic
     code, out, _ = run(capsys, env, "configure", "freedom", "low", "--json")
     assert json.loads(out) == {
         "freedom": "low",
+        "in_force": "low",
         "meaning": "nothing runs without approval",
         "file": str(store_of(env).path),
     }
+
+
+def test_configure_freedom_unset_removes_the_stored_level(
+    capsys: pytest.CaptureFixture[str], env: dict[str, str]
+) -> None:
+    assert run(capsys, env, "configure", "freedom", "high")[0] == 0
+    code, out, _ = run(capsys, env, "configure", "freedom", "unset")
+    assert code == 0
+    assert out == (
+        f"freedom level unset in {store_of(env).path}; the default applies: medium (only safe tools run freely)\n"
+    )
+    assert store_of(env).freedom() is None
+    assert '"freedom"' not in store_of(env).path.read_text()
+    code, out, _ = run(capsys, env, "configure", "show", "--json")
+    assert (json.loads(out)["freedom"], json.loads(out)["source"], json.loads(out)["stored_freedom"]) == (
+        "medium",
+        "default",
+        None,
+    )
+    code, out, _ = run(capsys, env, "configure", "freedom", " UNSET ", "--json")
+    assert json.loads(out)["freedom"] is None and json.loads(out)["in_force"] == "medium"
 
 
 @pytest.mark.parametrize("bad", ["max", "", "h i g h", "x" * 5000])
@@ -165,6 +187,7 @@ def test_an_edited_adopted_tool_shows_as_changed(
     doc = json.loads(registry.read_text())
     doc["tools"]["weather"]["description"] = "Weather, and now something else too."
     registry.write_text(json.dumps(doc))
+    assert run(capsys, env, "trust")[0] == 0  # the user reviews the edit and trusts the file again
     _, out, _ = run(capsys, env, "configure", "show", "--json")
     assert json.loads(out)["approvals"][0]["status"] == "changed"
     _, out, _ = run(capsys, env, "configure", "show")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.tools.builtin.workspace.swapper import swapping
 from tools.builtin.code_executor._workspace import WorkspaceTooLargeError, stage, sync_back
 
 MIB = 1024 * 1024
@@ -97,3 +98,70 @@ def test_a_file_replacing_a_directory_on_the_host_is_skipped_not_destroyed(tmp_p
     assert report.deleted == ["sub/b.txt"]
     reasons = [reason for path, reason in report.skipped if path == "sub"]
     assert "a directory on the host; not replaced" in reasons
+
+
+# --- symlinks the program made: resolved against the real tree, not lexically ---
+
+
+@pytest.mark.parametrize(
+    ("links", "refused"),
+    [
+        ({"self": ".", "leak": "self/../outside"}, {"leak"}),  # lexically 'outside' (inside); really ../outside
+        ({"a-leak": "z-self/../outside", "z-self": "."}, {"a-leak"}),  # the helper link is synced after it
+        ({"deep": "sub/../../outside"}, {"deep"}),
+        ({"hop": "host-out/x"}, {"hop"}),  # through a link the host already has
+        ({"fine": "sub/b.txt", "alias": "self2/sub", "self2": "."}, set()),
+    ],
+)
+def test_program_symlinks_are_resolved_against_the_real_tree(
+    tmp_path: Path, links: dict[str, str], refused: set[str]
+) -> None:
+    ws = _workspace(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (ws / "host-out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    snapshot = _stage(tmp_path, ws)
+    for name, target in links.items():
+        os.symlink(target, Path(snapshot.stage, name))
+    report = sync_back(snapshot, max_bytes=MIB, max_files=100)
+    skipped = {path for path, reason in report.skipped if "leaves the workspace" in reason}
+    assert skipped == refused
+    assert set(report.written) == set(links) - refused
+    for name in set(links) - refused:
+        assert os.readlink(ws / name) == links[name]
+    for name in refused:
+        assert not (ws / name).is_symlink()
+
+
+def test_a_symlink_chain_that_loops_is_not_synced(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    snapshot = _stage(tmp_path, ws)
+    os.symlink("b", Path(snapshot.stage, "a"))
+    os.symlink("a", Path(snapshot.stage, "b"))
+    report = sync_back(snapshot, max_bytes=MIB, max_files=100)
+    assert {path for path, _ in report.skipped} == {"a", "b"}
+
+
+def test_a_sync_racing_a_directory_swapped_for_a_symlink_never_writes_outside(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    written = skipped = 0
+    with swapping(ws / "sub", outside):
+        for round_ in range(400):
+            run = tmp_path / f"run{round_}"
+            run.mkdir()
+            try:
+                snapshot = stage(ws, str(run), uid=None, max_bytes=MIB, max_files=10_000)
+            except OSError:  # the copy-in met the swap; nothing to sync back
+                continue
+            staged = Path(snapshot.stage, "sub")
+            if staged.is_symlink():  # copied while it was the link: the program writes elsewhere
+                continue
+            (staged / f"new{round_}.txt").write_text("from the program")
+            report = sync_back(snapshot, max_bytes=MIB, max_files=10_000)
+            written += f"sub/new{round_}.txt" in report.written
+            skipped += any(path == f"sub/new{round_}.txt" for path, _ in report.skipped)
+            if written >= 10 and skipped >= 10:
+                break
+    assert written >= 10 and skipped >= 10, (written, skipped)
+    assert list(outside.iterdir()) == []

@@ -31,6 +31,9 @@ PUBLIC = [
     "RegistryFileError",
     "ToolNotAdoptedError",
     "StoreError",
+    "TrustStore",
+    "ProjectTrust",
+    "TrustFileError",
 ]
 
 

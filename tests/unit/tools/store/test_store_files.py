@@ -10,6 +10,7 @@ import pytest
 
 from tools._jsonpos import line_of
 from tools.store import Registry, RegistryFileError, RegistryStore, user_config_dir
+from tools.store.trust import file_sha256
 
 from .conftest import http_config
 
@@ -44,11 +45,11 @@ def test_written_file_is_readable_json(store: RegistryStore) -> None:
 
 
 def _write(store: RegistryStore, text: str | bytes) -> None:
+    """A hand-written project file the user trusted (``tooldeck trust``) as it is."""
+    data = text if isinstance(text, bytes) else text.encode()
     store.project_path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        store.project_path.write_bytes(text)
-    else:
-        store.project_path.write_text(text)
+    store.project_path.write_bytes(data)
+    store.trust.trust(store.project_path, file_sha256(data))
 
 
 def test_json_syntax_error_names_file_and_line(store: RegistryStore) -> None:

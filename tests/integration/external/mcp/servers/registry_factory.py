@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from tools import BaseTool, LocalToolRegistry, ToolError
+from tools.routing import ToolCategory, ToolManual
 
 
 class Forecast(BaseModel):
@@ -62,12 +63,12 @@ def shout(text: str) -> str:
 
 
 def build() -> LocalToolRegistry:
-    """The registry: forecast (models, output schema), broken, add, shout."""
+    """The registry: forecast (models, output schema), broken, add, shout; the operator
+    declares them safe, so they run at the default freedom level (medium)."""
     registry = LocalToolRegistry()
-    registry.register(ForecastTool())
-    registry.register(BrokenTool())
-    registry.register(add)
-    registry.register(shout)
+    for tool in (ForecastTool(), BrokenTool(), add, shout):
+        name = str(getattr(tool, "name", None) or getattr(tool, "__name__", ""))
+        registry.register(tool, manual=ToolManual(name=name, category=ToolCategory.COMPUTE, risk="safe"))
     return registry
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tools import LocalToolRegistry
-from tools.builtin.workspace import SkillLibrary, TodoStore, Workspace, WorkspaceLimits, register_workspace_tools
+from tools.builtin.workspace import SkillLibrary, TodoStore, Workspace, register_workspace_tools
 from tools.routing import CODING_TOOL_MANUALS_BY_NAME
 
 
@@ -124,14 +124,13 @@ def test_patch_creates_and_deletes_files(registry: LocalToolRegistry, ws: Path) 
     assert registry.call_tool("patch", diff=delete).data["deleted"] == ["new.py"]
 
 
-def test_grep_refuses_a_bad_pattern_and_stops_a_catastrophic_one(ws: Path) -> None:
+def test_grep_refuses_a_bad_pattern_and_finishes_a_catastrophic_one(ws: Path) -> None:
     (ws / "slow.txt").write_text("a" * 40 + "!\n")
     reg = LocalToolRegistry()
-    register_workspace_tools(reg, Workspace(ws, limits=WorkspaceLimits(grep_timeout_s=0.5)))
+    register_workspace_tools(reg, Workspace(ws))
     assert "not a valid regular expression" in error(reg, "grep", pattern="(unclosed")
-    result = reg.call_tool("grep", pattern="(a|aa)+b")
-    assert result.status == "error" and result.error is not None
-    assert result.error.type == "timeout"
+    result = reg.call_tool("grep", pattern="(a|aa)+b")  # exponential for a backtracking engine
+    assert result.status == "success" and result.data["matches"] == []
 
 
 def test_glob_does_not_follow_symlinks_out(registry: LocalToolRegistry, ws: Path, tmp_path: Path) -> None:
@@ -162,3 +161,14 @@ def test_nul_bytes_and_empty_paths(registry: LocalToolRegistry) -> None:
     assert "NUL" in error(registry, "read", path="a\x00b")
     assert "empty" in error(registry, "read", path=" ")
     assert os.path.exists("/etc/passwd")
+
+
+def test_fifos_are_never_opened(registry: LocalToolRegistry, ws: Path) -> None:
+    os.mkfifo(ws / "pipe")  # opening one to read would block until a writer comes
+    assert "not a regular file" in error(registry, "read", path="pipe")
+    assert "not a regular file" in error(registry, "write", path="pipe", content="x")
+    assert "not a regular file" in error(registry, "edit", path="pipe", old_string="a", new_string="b")
+    assert registry.call_tool("grep", pattern="x").data["matches"] == [
+        {"path": "src/app.py", "line": 1, "text": "x = 1"},
+        {"path": "src/app.py", "line": 3, "text": "x = 1"},
+    ]
