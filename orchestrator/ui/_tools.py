@@ -191,11 +191,24 @@ def _shown(envelope: dict[str, Any], sources: ConsoleSources) -> dict[str, Any]:
 
 
 def _redacted_request(request: ApprovalRequest, sources: ConsoleSources) -> ApprovalRequest:
-    """The request as shown: its arguments masked for the page (the hash stays the real one's)."""
+    """The request as shown: its arguments masked like traces (the hashes stay the real ones').
+
+    The preview (the code an install brings) is shown as it is, but for the secret values the
+    console knows: the person approves what it says, so its code is not masked by shape.
+    """
     from dataclasses import replace
 
     masked = redact_data(request.arguments, sources.secrets)
-    return replace(request, arguments=masked) if isinstance(masked, dict) else request
+    preview = request.preview
+    if preview is not None:
+        preview = _known_masked(preview, sources.secrets)
+    return replace(request, arguments=masked if isinstance(masked, dict) else request.arguments, preview=preview)
+
+
+def _known_masked(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,7 @@ def _tool_routes(app: FastAPI, console: Console) -> None:
 
     @app.post("/tools/{name}/call")
     async def call(name: str, request: Request) -> Response:
-        form = {key: str(value) for key, value in (await request.form()).items()}
-        return await run_in_threadpool(_call, console, name, form)
+        return await run_in_threadpool(_call, console, name, await _form(request))
 
 
 def _call(console: Console, name: str, form: dict[str, str]) -> Response:
@@ -178,23 +177,62 @@ def _routing_routes(app: FastAPI, console: Console) -> None:
 def _settings_routes(app: FastAPI, console: Console) -> None:
     pages, sources = console.pages, console.sources
 
+    def render(form: Any = None, *, status: int = 200, message: str | None = None, failed: bool = False) -> Response:
+        settings = sources.settings
+        if settings is None:
+            return pages.page("settings.html", title="Settings", active="/settings", form=None, trust=None)
+        return pages.page(
+            "settings.html",
+            status=status,
+            title="Settings",
+            active="/settings",
+            form=form if form is not None else settings.form(),
+            trust=settings.trusted_files() if settings.registry_files is not None else None,
+            trust_message=message,
+            trust_failed=failed,
+        )
+
     @app.get("/settings")
     def settings_page() -> Response:
-        if sources.settings is None:
-            return pages.page("settings.html", title="Settings", active="/settings", form=None)
-        return pages.page("settings.html", title="Settings", active="/settings", form=sources.settings.form())
+        return render()
 
     @app.post("/settings")
     async def save(request: Request) -> Response:
-        form = {key: str(value) for key, value in (await request.form()).items()}
-        if sources.settings is None:
-            return console.not_found("This console was started without settings to change.")
+        form = await _form(request)
         settings = sources.settings
+        if settings is None:
+            return console.not_found("This console was started without settings to change.")
         shown = await run_in_threadpool(settings.save, form, sources.registry.manuals())
         if not shown.errors:
             console.changes.bump("settings")
-        status = 422 if shown.errors else 200
-        return pages.page("settings.html", status=status, title="Settings", active="/settings", form=shown)
+        return await run_in_threadpool(render, shown, status=422 if shown.errors else 200)
+
+    @app.post("/settings/trust")
+    async def trust(request: Request) -> Response:
+        form = await _form(request)
+        settings = sources.settings
+        if settings is None:
+            return console.not_found("This console was started without settings to change.")
+        problem = await run_in_threadpool(settings.trust_project, form.get("sha256", ""))
+        console.changes.bump("settings")
+        said = problem or "Trusted: its tools are used (restart tooldeck ui to list them here)."
+        return await run_in_threadpool(render, status=409 if problem else 200, message=said, failed=bool(problem))
+
+    @app.post("/settings/untrust")
+    async def untrust(request: Request) -> Response:
+        form = await _form(request)
+        settings = sources.settings
+        if settings is None:
+            return console.not_found("This console was started without settings to change.")
+        problem = await run_in_threadpool(settings.revoke_trust, form.get("path", ""))
+        console.changes.bump("settings")
+        said = problem or f"No longer trusted: {form.get('path', '')}"
+        return await run_in_threadpool(render, status=409 if problem else 200, message=said, failed=bool(problem))
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """The submitted form's fields (files are not accepted)."""
+    return {key: value for key, value in (await request.form()).items() if isinstance(value, str)}
 
 
 # ---------------------------------------------------------------------- live updates

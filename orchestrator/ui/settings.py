@@ -31,8 +31,9 @@ from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
 if TYPE_CHECKING:
     from tools.approvals import ApprovalsStore
     from tools.manual import ToolManual
+    from tools.store import RegistryStore
 
-__all__ = ["SettingsForm", "SettingsSources"]
+__all__ = ["ProjectFile", "SettingsForm", "SettingsSources", "TrustedFile"]
 
 ROUTING_VARIABLE = "TOOLDECK_ROUTING_CONFIG"
 ITERATIONS_VARIABLE = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
@@ -62,6 +63,41 @@ class SettingsForm:
     notes: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class TrustedFile:
+    """A project registry file the user trusts (``tooldeck trust``).
+
+    Attributes:
+        path: The file.
+        status: ``trusted`` (its bytes are as trusted), ``changed`` (edited since: not used)
+            or ``missing`` (gone).
+        trusted_at: When it was trusted.
+    """
+
+    path: str
+    status: str
+    trusted_at: str
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    """The console's project registry file, for a person to review before trusting it.
+
+    Attributes:
+        path: The file.
+        status: ``absent``, ``own``, ``trusted``, ``untrusted`` or ``changed``.
+        sha256: Its hash now (what a trust is bound to).
+        tools: ``(id, kind, what it runs)`` of each tool it declares.
+        problem: Why it cannot be read.
+    """
+
+    path: str
+    status: str
+    sha256: str | None
+    tools: list[tuple[str, str, str]]
+    problem: str | None = None
+
+
 @dataclass
 class SettingsSources:
     """Where the settings are kept.
@@ -71,12 +107,15 @@ class SettingsSources:
         approvals: The approvals file (holds the freedom level).
         env: The console's environment (to say which variables override a stored value).
         config_dir: The user's configuration directory (where a new routing file goes).
+        registry_files: The user's and the project's registry files (the project file's
+            trust, the trusted-projects list); None: no trust section.
     """
 
     file: SettingsFile
     approvals: ApprovalsStore
     env: Mapping[str, str] = field(default_factory=dict)
     config_dir: Path | None = None
+    registry_files: RegistryStore | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -175,6 +214,73 @@ class SettingsSources:
         saved = self.form()
         saved.notes["form"] = "saved"
         return saved
+
+    # ------------------------------------------------------------------ trusted registry files
+
+    def trusted_files(self) -> tuple[list[TrustedFile], ProjectFile | None, str | None]:
+        """The trusted project files, this console's project file, and a problem reading them."""
+        store = self.registry_files
+        if store is None:
+            return [], None, None
+        from tools.store.trust import file_sha256, what_it_runs
+
+        try:
+            recorded = store.trust.load().projects
+        except TooldeckError as exc:
+            return [], None, str(exc)
+        entries = []
+        for path, record in recorded.items():
+            try:
+                status = "trusted" if file_sha256(Path(path).read_bytes()) == record.sha256 else "changed"
+            except OSError:
+                status = "missing"
+            entries.append(TrustedFile(path, status, record.trusted_at.strftime("%Y-%m-%d %H:%M UTC")))
+        try:
+            trust = store.project_trust()
+            tools = (
+                [(c.id, c.adapter_type, what_it_runs(c)) for c in store.load_project_unchecked().tools.values()]
+                if trust.status != "absent"
+                else []
+            )
+            project = ProjectFile(str(store.project_path), trust.status, trust.sha256, sorted(tools))
+        except TooldeckError as exc:
+            project = ProjectFile(str(store.project_path), "unreadable", None, [], str(exc))
+        return entries, project, None
+
+    def trust_project(self, shown_sha256: str) -> str | None:
+        """Trust the project file as it was shown (its hash then); the problem, if any.
+
+        The trust is bound to ``shown_sha256``: if the file changed since the person reviewed
+        it, nothing is trusted (and a change after this is refused the same way when used).
+        """
+        store = self.registry_files
+        if store is None:
+            return "this console has no registry files to trust"
+        _, project, problem = self.trusted_files()
+        if problem is not None or project is None:
+            return problem or "no project file"
+        if project.problem is not None:
+            return project.problem
+        if project.sha256 is None:
+            return f"there is no project registry at {project.path}: nothing to trust"
+        if project.sha256 != shown_sha256:
+            return f"{project.path} changed since it was shown; review it again before trusting it"
+        try:
+            store.trust.trust(store.project_path, shown_sha256)
+        except TooldeckError as exc:
+            return str(exc)
+        return None
+
+    def revoke_trust(self, path: str) -> str | None:
+        """Withdraw the trust of a project file; the problem, if any."""
+        store = self.registry_files
+        if store is None:
+            return "this console has no registry files"
+        try:
+            removed = store.trust.revoke(Path(path))
+        except TooldeckError as exc:
+            return str(exc)
+        return None if removed is not None else f"{path} was not trusted"
 
     def _check_freedom(self, shown: SettingsForm) -> FreedomLevel | None:
         if not shown.freedom:

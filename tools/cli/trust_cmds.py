@@ -8,7 +8,6 @@ asks again. ``trust`` prints what each tool runs, so what is trusted is on scree
 
 from __future__ import annotations
 
-import shlex
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -101,18 +100,9 @@ def _revoke(ctx: typer.Context, as_json: bool) -> None:
 
 def _described(config: ToolConfig) -> dict[str, Any]:
     """What a person reviews of one tool: its id, kind and what it runs or reaches."""
-    runs: str
-    if config.cli is not None:
-        runs = "runs " + shlex.join(config.cli.command)
-    elif config.binary is not None:
-        runs = "runs " + config.binary.path
-    elif config.mcp is not None:
-        runs = "starts " + shlex.join(config.mcp.command) if config.mcp.command else f"connects to {config.mcp.url}"
-    elif config.http is not None:
-        runs = f"calls {config.http.base_url}"
-    else:  # pragma: no cover - a config has exactly one adapter
-        runs = "?"
-    return {"id": config.id, "adapter_type": config.adapter_type, "runs": runs}
+    from tools.store.trust import what_it_runs
+
+    return {"id": config.id, "adapter_type": config.adapter_type, "runs": what_it_runs(config)}
 
 
 def _say(text: str) -> None:

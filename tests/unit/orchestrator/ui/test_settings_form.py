@@ -118,3 +118,40 @@ def test_an_unusable_approvals_file_is_shown_not_replaced(
     shown = sources.save(_sent(freedom="high"), manuals)
     assert "not saved" in shown.errors["form"]
     assert path.read_text() == "{broken"
+
+
+def _project_file(root: Path, command: list[str]) -> Path:
+    path = root / "project" / ".tooldeck" / "registry.json"
+    path.parent.mkdir(parents=True)
+    entry = {"id": "git_log", "adapter_type": "cli", "cli": {"command": command, "actions": {"default": {}}}}
+    path.write_text(json.dumps({"version": 1, "tools": {"git_log": entry}}))
+    return path
+
+
+def test_the_project_file_is_trusted_as_shown_and_revoked(tmp_path: Path, env: dict[str, str]) -> None:
+    from tools.store import RegistryStore
+
+    path = _project_file(tmp_path, ["git", "log"])
+    store = RegistryStore.from_env(env, project_dir=tmp_path / "project")
+    sources = SettingsSources(file=SettingsFile.from_env(env), approvals=ApprovalsStore.from_env(env), env=env,
+                              registry_files=store)  # fmt: skip
+    entries, project, problem = sources.trusted_files()
+    assert (entries, problem) == ([], None)
+    assert project is not None
+    assert (project.status, project.tools) == ("untrusted", [("git_log", "cli", "runs git log")])
+    assert store.load_project().tools == {}  # not used until trusted
+    shown = project.sha256
+    assert shown is not None
+    path.write_text(path.read_text().replace('"log"', '"push"'))  # changed after it was shown
+    assert "changed since it was shown" in (sources.trust_project(shown) or "")
+    assert store.load_project().tools == {}
+    _, project, _ = sources.trusted_files()
+    assert project is not None
+    assert project.sha256 is not None
+    assert sources.trust_project(project.sha256) is None
+    assert list(store.load_project().tools) == ["git_log"]
+    entries, _, _ = sources.trusted_files()
+    assert [(e.path, e.status) for e in entries] == [(str(path.resolve()), "trusted")]
+    assert sources.revoke_trust(entries[0].path) is None
+    assert store.load_project().tools == {}
+    assert "was not trusted" in (sources.revoke_trust(entries[0].path) or "")
