@@ -7,7 +7,7 @@ time (SVG drawn on the server) and settings. FastAPI with server-rendered Jinja2
 small script of our own, server-sent events for live parts; loopback only, a token in the URL,
 same-origin and CSRF checks on every change (see `orchestrator.ui.security`).
 
-It needs the ``ui`` extra (``pip install 'tooldeck[ui]'``): importing this package imports
+It needs the ``ui`` extra (``pip install -e '.[ui]'`` in a checkout): importing this package imports
 neither FastAPI nor Jinja2; `create_app` does.
 """
 

@@ -211,6 +211,25 @@ def test_ci_run_installs_bubblewrap_with_apt_as_root(tmp_path: Path) -> None:
     assert "(dry run) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap" in result.stdout
 
 
+def test_ci_run_explains_why_chromium_is_not_installed(tmp_path: Path) -> None:
+    result = ci_run({}, path=restricted_path(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    if os.geteuid() == 0:
+        assert "chromium is missing and apt-get is not available, so it is not installed" in result.stdout
+    else:
+        assert "chromium is missing and this is not root, so it is not installed" in result.stdout
+        assert "sudo apt-get install chromium chromium-driver" in result.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("apt-get") is None, reason="needs root and apt-get")
+def test_ci_run_installs_chromium_with_apt_as_root_updating_the_lists_once(tmp_path: Path) -> None:
+    result = ci_run({}, path=restricted_path(tmp_path, "apt-get"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    install = "(dry run) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver"
+    assert install in result.stdout
+    assert result.stdout.count("(dry run) apt-get update -qq") == 1  # once, for bubblewrap and chromium
+
+
 # ---------------------------------------------------------------------------- install hints
 
 UNPUBLISHED = re.compile(r"pip install ['\"]?tooldeck\[")
