@@ -99,6 +99,7 @@ PUBLIC = {
         "ToolExecutorService",
         "MCPToolset",
         "MCPAdapter",
+        "secret_values",
     ],
     "orchestrator": ["ToolsNode", "OpenAIChatModel", "OfflineModel", "OrchestratorService", "ChatModel"],
     "shared.adapters": ["BaseAdapter", "AdapterResult", "AdapterRegistry", "register_adapter"],
