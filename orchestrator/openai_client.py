@@ -12,11 +12,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import requests
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+if TYPE_CHECKING:  # imported on first use: ``import orchestrator`` stays light
+    import requests
 
 from orchestrator._openai_wire import (
     SERVER_MESSAGE_CHARS,
@@ -134,7 +136,11 @@ class OpenAIChatModel:
         self._timeout = timeout
         self._connect_timeout = connect_timeout
         self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
+        if session is None:
+            import requests
+
+            session = requests.Session()
+        self._session = session
         self._max_retries = max_retries
         self._initial_backoff = initial_backoff
         self._max_backoff = max_backoff
@@ -289,6 +295,8 @@ class OpenAIChatModel:
         return text
 
     def _post_once(self, payload: bytes) -> Any:
+        import requests  # imported once (by __init__ or the first call): a dictionary lookup
+
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

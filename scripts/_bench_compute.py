@@ -6,9 +6,12 @@ baselines measured in the same run; no assertions.
 * sandbox: ``LocalSandbox.run("print(1)")`` round trip (target under 150 ms) with the
   bubblewrap launcher and with the namespaces launcher, against a bare
   ``subprocess.run([python, "-c", "print(1)"])`` of the interpreter the sandbox runs;
-* math: ``MathSolverTool`` evaluate ``12*(3+4)`` and solve ``x**2 = 4`` p50 with a warm
-  worker, against the same sympy calls made directly in this process; plus the cold start
-  of a worker (sympy import).
+* math: ``MathSolverTool`` evaluate ``12*(3+4)`` in process (plain arithmetic, no worker)
+  and through a warm worker, and solve ``x**2 = 4`` p50 with a warm worker, against the
+  same sympy calls made directly in this process; the cold start of a worker (sympy
+  import: what an arithmetic question used to wait for); and the main job
+  (``python -m orchestrator "What is 12*(3+4)? Remember that my dentist is Dr. Lee."``):
+  its tool time, target under 50 ms.
 
 ``run_sandbox(runs)``, ``run_math(runs)`` and ``run(runs)`` return the figures as dicts
 for the glue script.
@@ -84,25 +87,30 @@ def run_sandbox(runs: int = 30) -> dict[str, Any]:
 
 
 def run_math(runs: int = 50) -> dict[str, Any]:
-    """p50 ms of evaluate/solve through the tool (warm worker) vs direct sympy calls."""
+    """p50 ms of evaluate (in process and through a warm worker) and solve vs direct sympy calls."""
     import sympy
 
     x = sympy.Symbol("x")
     direct_eval = _median_ms(lambda: sympy.Integer(12) * (sympy.Integer(3) + 4), runs)
     direct_solve = _median_ms(lambda: sympy.solve(sympy.Eq(x**2, 4), x), runs)
     pool = SympyWorkerPool(max_workers=1)
-    tool = MathSolverTool(engine=pool)
+    in_process = MathSolverTool(engine=pool)
+    via_worker = MathSolverTool(engine=pool, arithmetic=None)
     try:
+        plain = _median_ms(lambda: in_process.execute(expression="12*(3+4)"), runs)
+        started_by_arithmetic = bool(pool._idle or pool._busy)
         start = time.perf_counter()
-        pool.warm_up()
+        via_worker.execute(expression="12*(3+4)")  # the first call starts the worker
         cold = (time.perf_counter() - start) * 1000.0
-        evaluate = _median_ms(lambda: tool.execute(expression="12*(3+4)"), runs)
-        solve = _median_ms(lambda: tool.execute(operation="solve", expression="x**2 = 4"), runs)
-        hostile = _median_ms(lambda: tool.execute(expression="9**9**9**9"), runs)
+        evaluate = _median_ms(lambda: via_worker.execute(expression="12*(3+4)"), runs)
+        solve = _median_ms(lambda: via_worker.execute(operation="solve", expression="x**2 = 4"), runs)
+        hostile = _median_ms(lambda: via_worker.execute(expression="9**9**9**9"), runs)
     finally:
         pool.close()
     return {
         "worker_cold_start_ms": round(cold, 1),
+        "evaluate_in_process_p50_ms": round(plain, 3),
+        "evaluate_in_process_started_worker": started_by_arithmetic,
         "evaluate_p50_ms": round(evaluate, 3),
         "evaluate_direct_sympy_ms": round(direct_eval, 3),
         "evaluate_ratio": round(evaluate / direct_eval, 1),
@@ -110,6 +118,43 @@ def run_math(runs: int = 50) -> dict[str, Any]:
         "solve_direct_sympy_ms": round(direct_solve, 3),
         "solve_ratio": round(solve / direct_solve, 2),
         "reject_9_9_9_9_p50_ms": round(hostile, 3),
+        **main_job(3),
+    }
+
+
+MAIN_JOB = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
+
+
+def main_job(runs: int) -> dict[str, Any]:
+    """The main job end to end in fresh processes: its tool time and the math call's (medians)."""
+    import json
+    import os
+    import tempfile
+
+    tools: list[float] = []
+    maths: list[float] = []
+    walls: list[float] = []
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as data:
+            start = time.perf_counter()
+            out = subprocess.run(
+                [sys.executable, "-m", "orchestrator", "--json", "--data-dir", data, MAIN_JOB],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=300,
+                env=env,
+                cwd=data,
+            )
+            walls.append((time.perf_counter() - start) * 1000.0)
+        run = json.loads(out.stdout)
+        tools.append(run["timings"]["tools_ms"])
+        maths.extend(r["duration_ms"] for r in run["tool_results"] if r["name"] == "math_solver")
+    return {
+        "main_job_tools_ms": round(statistics.median(tools), 2),
+        "main_job_math_ms": round(statistics.median(maths), 2),
+        "main_job_wall_ms": round(statistics.median(walls), 1),
     }
 
 
@@ -128,17 +173,21 @@ def run(runs: int = 30) -> dict[str, dict[str, Any]]:
         )
     math = run_math(max(runs, 50))
     print(
-        f"math evaluate 12*(3+4): p50 {math['evaluate_p50_ms']:.2f} ms "
-        f"(direct sympy {math['evaluate_direct_sympy_ms']:.3f} ms, x{math['evaluate_ratio']})"
+        f"math evaluate 12*(3+4) in process: p50 {math['evaluate_in_process_p50_ms']:.3f} ms "
+        f"(worker started: {math['evaluate_in_process_started_worker']}); through a warm worker: "
+        f"p50 {math['evaluate_p50_ms']:.2f} ms (direct sympy {math['evaluate_direct_sympy_ms']:.3f} ms, "
+        f"x{math['evaluate_ratio']}); through a cold worker (what it used to wait for): "
+        f"{math['worker_cold_start_ms']:.0f} ms"
+    )
+    print(
+        f"main job {MAIN_JOB!r}: tool time {math['main_job_tools_ms']:.1f} ms (target < 50 ms; "
+        f"math_solver {math['main_job_math_ms']:.2f} ms), {math['main_job_wall_ms']:.0f} ms end to end"
     )
     print(
         f"math solve x**2 = 4:    p50 {math['solve_p50_ms']:.2f} ms "
         f"(direct sympy {math['solve_direct_sympy_ms']:.2f} ms, x{math['solve_ratio']})"
     )
-    print(
-        f"math worker cold start: {math['worker_cold_start_ms']:.0f} ms; "
-        f"rejecting 9**9**9**9: p50 {math['reject_9_9_9_9_p50_ms']:.3f} ms"
-    )
+    print(f"rejecting 9**9**9**9: p50 {math['reject_9_9_9_9_p50_ms']:.3f} ms")
     return {"sandbox": sandbox, "math": math}
 
 

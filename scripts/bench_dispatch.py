@@ -2,15 +2,20 @@
 
 Run: ``python scripts/bench_dispatch.py [--quick]``. Prints medians and ratios; no assertions.
 
-(a) baseline: ``AddRequest.model_validate_json(payload)`` + the call;
+(a) baselines: ``AddRequest.model_validate_json(payload)`` + the call; for the async tool a
+    bare ``await`` of validate + coroutine + dump (``to_jsonable_python``); for the strict-mode
+    call, the nested model validated bare from the same payload without its nulls; for the
+    invalid payload, bare pydantic's error path (``ValidationError.errors()``);
 (b) ``add(a: int, b: int)`` and a nested-model tool through ``registry.call_tool_raw`` from
     the JSON text an LLM sends, full envelope and ``to_dict()`` included; the same ``add``
     through ``registry(name, **kwargs)`` and ``acall_tool_raw`` inside a running loop (inline,
-    as an ``async def``, and in a worker thread); the strict-mode form of the nested call;
-(c) an invalid payload through the registry;
+    as an ``async def`` on the caller's loop, and in a worker thread); the strict-mode form
+    of the nested call;
+(c) an invalid payload through the registry (the failure log line has no handler to show it);
 (d) ``to_openai_tools()`` for 200 registered tools: cold (a fresh registry each, so the
     strict figure is measured on its own) and cached (strict and not);
 (e) ``python -c "import tools"`` wall time against ``import pydantic`` and an empty interpreter.
+Export at 10,000 tools, registration and ``import orchestrator``: ``scripts/bench_scale.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import argparse
 import asyncio
 import functools
 import itertools
-import logging
 import os
 import statistics
 import subprocess
@@ -29,7 +33,8 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import to_jsonable_python
 
 from tools import BaseTool, LocalToolRegistry
 
@@ -135,6 +140,32 @@ def sync_block(fn: Callable[[], Any]) -> Block:
     return run
 
 
+def bare_async_block(loop: asyncio.AbstractEventLoop, payload: str) -> Block:
+    """Seconds for ``n`` bare awaits of validate + coroutine + dump inside one running loop."""
+
+    async def calls(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            request = AddRequest.model_validate_json(payload)
+            to_jsonable_python(await async_add(request.a, request.b))
+        return time.perf_counter() - start
+
+    return lambda n: loop.run_until_complete(calls(n))
+
+
+def error_block(payload: str) -> Block:
+    """Seconds for ``n`` runs of bare pydantic's error path on an invalid payload."""
+
+    def once() -> Any:
+        try:
+            AddRequest.model_validate_json(payload)
+        except ValidationError as exc:
+            return exc.errors()
+        raise AssertionError("the payload was meant to be invalid")  # pragma: no cover
+
+    return sync_block(once)
+
+
 def async_block(loop: asyncio.AbstractEventLoop, registry: LocalToolRegistry, name: str, payload: str) -> Block:
     """Seconds for ``n`` ``acall_tool_raw`` calls awaited inside one running loop."""
 
@@ -177,8 +208,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     args = parser.parse_args()
     number, repeat = (2_000, 5) if args.quick else (20_000, 9)
-    # Failed calls log a WARNING; what a handler costs is the application's choice.
-    logging.getLogger("tools").setLevel(logging.ERROR)
+    # Failed calls log a WARNING line; with no handler to show it (the library's loggers
+    # carry only a NullHandler until the application configures logging) it costs nothing.
 
     registry = LocalToolRegistry()
     registry.register(add)
@@ -195,13 +226,16 @@ def main() -> None:
     nested_baseline = RouteRequest.model_validate_json
     # What a strict-mode model sends: every argument, null for the ones it leaves at default.
     strict_call = '{"origin": {"x": 0, "y": 0}, "destination": {"x": 3, "y": 4}, "waypoints": null, "mode": null}'
+    without_nulls = '{"origin": {"x": 0, "y": 0}, "destination": {"x": 3, "y": 4}}'
     assert registry.call_tool_raw("add", payload).data == 3
     assert registry.call_tool_raw("add", invalid).error is not None
     assert registry.call_tool_raw("route", strict_call).data == {"distance": 7.0, "mode": "driving"}
 
     base = sync_block(lambda: add(**AddRequest.model_validate_json(payload).__dict__))
     nested_base = sync_block(lambda: RouteTool().execute_internal(nested_baseline(nested)))
+    strict_base = sync_block(lambda: RouteTool().execute_internal(nested_baseline(without_nulls)))
     loop = asyncio.new_event_loop()
+    await_base = bare_async_block(loop, payload)
     rows = [
         ("(b) flat add, call_tool_raw, JSON in, dict out", base, "add", payload, 3.0, "", None),
         ("    flat add, registry(name, **kwargs)", base, "add", None, 3.5, "", None),
@@ -214,11 +248,35 @@ def main() -> None:
             "run_in_thread=False",
             loop,
         ),
-        ("    async def add, acall_tool_raw", base, "async_add", payload, None, "hops to the tool loop", loop),
+        (
+            "    async def add, acall_tool_raw",
+            await_base,
+            "async_add",
+            payload,
+            4.0,
+            "on the caller's loop; baseline: bare await of validate + coroutine + dump",
+            loop,
+        ),
         ("    sync add, acall_tool_raw", base, "add", payload, None, "default: a worker thread", loop),
         ("    nested-model tool, call_tool_raw", nested_base, "route", nested, 3.0, "", None),
-        ("    same, strict-mode call with nulls", nested_base, "route", strict_call, 4.0, "", None),
-        ("(c) invalid payload to model-facing error", base, "add", invalid, 8.0, "", None),
+        (
+            "    same, strict-mode call with nulls",
+            strict_base,
+            "route",
+            strict_call,
+            3.5,
+            "baseline: the same payload without its nulls, bare",
+            None,
+        ),
+        (
+            "(c) invalid payload to model-facing error",
+            error_block(invalid),
+            "add",
+            invalid,
+            6.0,
+            "baseline: bare pydantic's error path (.errors())",
+            None,
+        ),
     ]
     print("dispatch (median per call; ratio = median of alternating baseline/candidate rounds)")
     for label, baseline, name, arguments, target, note, running in rows:

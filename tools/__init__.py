@@ -3,6 +3,8 @@
 The public names below are the API; modules starting with ``_`` are private.
 """
 
+import logging as _logging
+
 from tools._bound import BoundTool
 from tools._names import is_tool_name
 from tools.base import BaseTool
@@ -73,3 +75,7 @@ __all__ = [
     "is_tool_name",
     "parse_retry_after",
 ]
+
+# A library never prints on its own: until the application configures logging, records of
+# the "tools" loggers go nowhere (not to logging's last-resort stderr handler).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -175,9 +175,8 @@ def validate_with_model(
     validator = RequestValidator(
         model,
         tool_name=tool_name,
-        accepted=accepted or describe_arguments(schema),
-        strip=strip or _stripper_for(schema),
-        schema=schema,
+        accepted=accepted or (lambda: describe_arguments(schema)),
+        strip=(lambda: strip) if strip is not None else (lambda: _stripper_for(schema)),
         headline=headline,
     )
     return validator.from_mapping(arguments)

@@ -51,7 +51,9 @@ class ToolEntry:
     retry: RetryPolicy | None = None
     timeout: float | None = None
     preset: dict[str, Any] = field(default_factory=dict)
-    manual: ToolManual = None  # type: ignore[assignment]  # always set by the registry
+    #: The manual given at registration; None: derived from the tool on first use of
+    #: :attr:`manual` (deriving one sizes the tool's schema: registration stays cheap).
+    given_manual: ToolManual | None = None
     #: One breaker per action for multi-action tools: one failing action rests alone.
     action_breakers: dict[str, CircuitBreaker] | None = None
     #: Callable but left out of the exports (old names kept for stored conversations).
@@ -67,11 +69,21 @@ class ToolEntry:
         if self.context.tracer is None:
             # Untraced registries call straight into the policy (one frame less per call).
             self.call = self._call  # type: ignore[method-assign]
+            self.acall = self._acall  # type: ignore[method-assign]
 
     @property
     def name(self) -> str:
         """The name the entry is registered under."""
         return self.tool.name
+
+    @property
+    def manual(self) -> ToolManual:
+        """The registration's routing manual, under the registered name (worked out once)."""
+        manual: ToolManual | None = self.__dict__.get("_manual")
+        if manual is None:
+            given = self.given_manual
+            manual = self.__dict__["_manual"] = (given or self.tool.get_manual()).renamed(self.name)
+        return manual
 
     def breaker_for(self, action: str | None = None) -> CircuitBreaker:
         """The breaker of one action (multi-action tools), else the tool's breaker."""
@@ -152,12 +164,10 @@ class ToolEntry:
         if kind is None:
             from tools.telemetry import gen_ai_tool_type
 
-            kind = self.__dict__["_gen_ai_type"] = gen_ai_tool_type(
-                self.manual.source if self.manual is not None else None
-            )
+            kind = self.__dict__["_gen_ai_type"] = gen_ai_tool_type(self.manual.source)
         return kind
 
-    async def _acall(self, arguments: Arguments) -> ToolResult:
+    async def _acall(self, arguments: Arguments, call_id: str | None = None) -> ToolResult:
         breaker = self.breaker
         if not self._simple:
             prepared = self._prepare(arguments)
@@ -169,7 +179,7 @@ class ToolEntry:
             if blocked is not None:
                 return self._finish(blocked)
         tool, timeout, executor = self.tool, self.timeout, self.context.executor
-        result = await tool._arun(arguments, timeout=timeout, executor=executor)
+        result = await tool._arun(arguments, timeout, executor)
         error = result.error
         if error is None:
             if breaker._failures:

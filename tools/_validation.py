@@ -8,11 +8,13 @@ path. A mapping is serialised with pydantic's Rust serialiser and validated as J
 (Python values such as ``date`` or ``Decimal`` become their JSON form first); values that
 have no JSON form fall back to Python-mode validation.
 
-The happy path is one call into pydantic's core. A ``null`` for a field whose type does not
-admit null means "use the default": only when validation fails on such a null are the nulls
-dropped and the arguments validated again. Strict-mode models send a null for every
-argument they leave out, so the top level is handled cheaply (the optional arguments that
-do not admit null are known per tool); nested nulls go through the full ``NullStripper``.
+Every call is one validation pass, strict-mode nulls included. A ``null`` for a field whose
+type does not admit null means "use the default" (at any depth); OpenAI's strict mode sends
+one for every argument the model leaves out. Arguments that hold a null (a substring test
+on the text) are decoded, the nulls that mean "default" dropped (a ``NullStripper`` built
+from the tool's schema on the first such call), and the result validated once. Nothing of
+the JSON schema is needed for calls without nulls, and the "Accepted arguments" line of an
+error message is worked out on the first invalid call.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from tools._arguments import AcceptedArguments, from_pydantic_errors, invalid_arguments, parse_arguments
 from tools.errors import InvalidArgumentsError
+from tools.schema._nulls import has_null
 
 _ERROR_OPTIONS = {"include_url": False, "include_context": False}
+Stripper = Callable[[Any], Any]
+#: "The schema is not a plain object: strip with the full ``NullStripper``".
+_NO_PLAN: frozenset[str] = frozenset({"\x00 no plan"})
 
 
 def extra_mode(model: type[BaseModel]) -> Literal["forbid"] | None:
@@ -40,20 +46,22 @@ class RequestValidator:
     Args:
         model: The pydantic model.
         tool_name: For error messages.
-        accepted: The tool's "Accepted arguments" line.
-        strip: Drops the nulls the schema does not admit (a ``NullStripper``).
-        schema: The model's JSON schema (to find the optional arguments that do not admit null).
+        accepted: The tool's "Accepted arguments" line, or a function that works it out
+            (called on the first invalid call only).
+        strip: Builds the function that drops the nulls the schema does not admit (a
+            ``NullStripper``); called on the first call that holds a null.
         headline: First line of the error message (default: "Invalid arguments for tool ...").
     """
 
     __slots__ = (
         "_accepted",
-        "_drop_top",
         "_extra",
         "_headline",
+        "_make_strip",
         "_python",
         "_strip",
         "_tool_name",
+        "_top",
         "_validate_json",
     )
 
@@ -62,18 +70,18 @@ class RequestValidator:
         model: type[BaseModel],
         *,
         tool_name: str,
-        accepted: AcceptedArguments,
-        strip: Callable[[Any], Any],
-        schema: Mapping[str, Any] | None = None,
+        accepted: AcceptedArguments | Callable[[], AcceptedArguments],
+        strip: Callable[[], Stripper],
         headline: str | None = None,
     ) -> None:
         core = model.__pydantic_validator__
-        self._drop_top = optional_not_nullable(schema) if schema is not None else frozenset()
         self._validate_json = core.validate_json
         self._python = core.validate_python
         self._extra = extra_mode(model)
-        self._strip = strip
         self._accepted = accepted
+        self._make_strip = strip
+        self._strip: Stripper | None = None
+        self._top: frozenset[str] | None = None
         self._tool_name = tool_name
         self._headline = headline
 
@@ -83,19 +91,19 @@ class RequestValidator:
         Raises:
             InvalidArgumentsError: the text is not a JSON object, or the arguments are invalid.
         """
+        if (b"null" if type(raw) is bytes else "null") in raw:  # type: ignore[operator]
+            stripped = self._without_nulls(raw)
+            if stripped is not None:
+                raw = stripped
         try:
             return self._validate_json(raw, extra=self._extra)
         except ValidationError as exc:
             errors = exc.errors(**_ERROR_OPTIONS)
-        null = False
         for error in errors:
             # Not JSON, or not an object: the general parser writes the model-facing message.
             if error["type"] == "json_invalid" or not error["loc"]:
                 return self.from_mapping(parse_arguments(raw, self._tool_name))
-            null = null or error.get("input", 0) is None
-        if not null:  # the common invalid call: no null to reconsider
-            raise self._error(errors)
-        return self._after_nulls(None, raw, errors)
+        raise self._error(errors)
 
     def from_mapping(self, arguments: Mapping[str, Any]) -> Any:
         """Validate decoded arguments (JSON mode; see the module docstring).
@@ -103,84 +111,70 @@ class RequestValidator:
         Raises:
             InvalidArgumentsError: the arguments are invalid.
         """
-        if self._drop_top and any(value is None for value in arguments.values()):
-            arguments = self._without_top_nulls(arguments)
-        elif type(arguments) is not dict:
+        if type(arguments) is not dict:
             arguments = dict(arguments)
         try:
             text = to_json(arguments)
         except (PydanticSerializationError, ValueError, TypeError, RecursionError):
-            return self._from_python(arguments)
+            return self._from_python(self._stripper()(arguments) if has_null(arguments) else arguments)
+        if b"null" in text:  # a C-level scan of the JSON: most calls hold no null at all
+            stripped = self._stripper()(arguments)
+            if stripped is not arguments:
+                text = to_json(stripped)
         try:
             return self._validate_json(text, extra=self._extra)
         except ValidationError as exc:
-            errors = exc.errors(**_ERROR_OPTIONS)
-        return self._after_nulls(arguments, "", errors)
+            raise self._error(exc.errors(**_ERROR_OPTIONS)) from None
 
-    def _after_nulls(self, arguments: Mapping[str, Any] | None, text: str | bytes, errors: list[Any]) -> Any:
-        """Second chance when a failing value was a null: drop the nulls that mean "default"
-        (the top level first, cheaply; then at any depth) and validate again. The errors
-        reported are those of the last arguments tried."""
-        if not _null_failed(errors):
-            raise self._error(errors)
-        if arguments is None:
-            arguments = parse_arguments(text, self._tool_name)
-            if self._drop_top:  # a strict-mode model's nulls for the arguments it left out
-                top = self._without_top_nulls(arguments)
-                if len(top) != len(arguments):
-                    value, top_errors = self._attempt(top)
-                    if top_errors is None or not _null_failed(top_errors):
-                        return self._result(value, top_errors)
-                    arguments, errors = top, top_errors
-        stripped = self._strip(arguments)
-        if stripped is arguments or stripped == arguments:
-            raise self._error(errors)
-        return self._result(*self._attempt(stripped))
-
-    def _attempt(self, arguments: Mapping[str, Any]) -> tuple[Any, list[Any] | None]:
+    def _without_nulls(self, raw: str | bytes) -> bytes | None:
+        """The text without the nulls that mean "default", or None when nothing was dropped
+        (or it is not a JSON object: validation reports that)."""
         try:
-            text = to_json(arguments)
-        except (PydanticSerializationError, ValueError, TypeError, RecursionError):
-            return self._from_python(arguments), None
+            decoded = from_json(raw)
+        except ValueError:
+            return None
+        if type(decoded) is not dict:
+            return None
+        strip = self._stripper()
+        top = self._top
+        if top is None:
+            plan = getattr(strip, "top_level", None)  # a NullStripper's; other strippers have none
+            found = plan() if plan is not None else None
+            top = self._top = _NO_PLAN if found is None else found
+        nulls = [key for key, value in decoded.items() if value is None]
+        # Every "null" in the text is a top-level one (a null deeper down, or the word
+        # inside a string, adds one more): the top-level verdicts are all that is needed.
+        if top is not _NO_PLAN and len(nulls) == raw.count(b"null" if type(raw) is bytes else "null"):  # type: ignore[arg-type]
+            dropped = [key for key in nulls if key in top]
+            if not dropped:
+                return None
+            for key in dropped:
+                del decoded[key]
+            stripped = decoded
+        else:
+            stripped = strip(decoded)
+            if stripped is decoded:
+                return None
         try:
-            return self._validate_json(text, extra=self._extra), None
-        except ValidationError as exc:
-            return None, exc.errors(**_ERROR_OPTIONS)
+            return to_json(stripped)
+        except (PydanticSerializationError, ValueError):  # pragma: no cover - it came from JSON
+            return None
 
-    def _result(self, value: Any, errors: list[Any] | None) -> Any:
-        if errors is not None:
-            raise self._error(errors)
-        return value
-
-    def _without_top_nulls(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        drop = self._drop_top
-        return {key: value for key, value in arguments.items() if value is not None or key not in drop}
+    def _stripper(self) -> Stripper:
+        strip = self._strip
+        if strip is None:
+            strip = self._strip = self._make_strip()
+        return strip
 
     def _from_python(self, arguments: Mapping[str, Any]) -> Any:
         """Values with no JSON form (a Python caller's objects): Python-mode validation."""
-        stripped = self._strip(arguments)
         try:
-            return self._python(stripped, extra=self._extra)
+            return self._python(arguments, extra=self._extra)
         except ValidationError as exc:
             raise self._error(exc.errors(**_ERROR_OPTIONS)) from None
 
     def _error(self, errors: list[Any]) -> InvalidArgumentsError:
-        return invalid_arguments(self._tool_name, from_pydantic_errors(errors), self._accepted, headline=self._headline)
-
-
-def _null_failed(errors: list[Any]) -> bool:
-    """Whether any failing value was a null (pydantic reports the input of each error)."""
-    return any(error.get("input", 0) is None for error in errors)
-
-
-def optional_not_nullable(schema: Mapping[str, Any]) -> frozenset[str]:
-    """Top-level arguments that may be left out but do not admit null: a null sent for one
-    of them means "use the default"."""
-    from tools.schema._rules import RefResolver, admits_null
-
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return frozenset()
-    required = set(schema.get("required") or ())
-    refs = RefResolver(schema, None)
-    return frozenset(name for name, node in properties.items() if name not in required and not admits_null(node, refs))
+        accepted = self._accepted
+        if not isinstance(accepted, AcceptedArguments):
+            accepted = self._accepted = accepted()
+        return invalid_arguments(self._tool_name, from_pydantic_errors(errors), accepted, headline=self._headline)

@@ -88,11 +88,13 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         sequential: Run alone rather than beside other calls in the graph.
         run_in_thread: Run a sync tool in a worker thread when called from async code;
             set False for thread-affine tools (they then run on the event loop).
-        run_on_shared_loop: Run an async tool on the process's long-lived tool loop
-            whoever calls it, so loop-bound clients keep working between sync and async
-            callers (default). Set False for a tool that uses the *caller's* loop
-            resources (e.g. a pool created by your async app): async callers then run it
-            on their own loop; sync callers still use the tool loop.
+        run_on_shared_loop: Where an async tool runs when called from async code. False
+            (default): on the caller's own event loop, awaited in place (no thread hop; it
+            sees the caller's context variables and may use the caller's loop resources).
+            True: on the process's long-lived tool loop, for a tool holding loop-bound state
+            (an ``httpx.AsyncClient``, an ``asyncio.Lock``) that must keep working whether
+            sync or async code calls it. Sync callers always run async tools on the tool loop
+            (one hop).
         expose_exceptions: Show unexpected exception text to the model (debugging only).
         manual: Routing metadata (a ``ToolManual``), optional.
     """
@@ -107,7 +109,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     retry: RetryPolicy | None = None
     sequential: bool = False
     run_in_thread: bool = True
-    run_on_shared_loop: bool = True
+    run_on_shared_loop: bool = False
     expose_exceptions: bool = False
     manual: ToolManual | None = None
 
@@ -264,13 +266,7 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             model = self.RequestModel
             if model is None:
                 raise ToolDefinitionError(f"tool {self.name!r} has no RequestModel to validate with.")
-            return RequestValidator(
-                model,
-                tool_name=self.name,
-                accepted=self._accepted(),
-                strip=self._stripper(),
-                schema=self._input_schema(),
-            )
+            return RequestValidator(model, tool_name=self.name, accepted=self._accepted, strip=self._stripper)
 
         return self._cached("_td_request_validator", build)
 
@@ -353,8 +349,15 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
         t0 = _perf_ns()
         started = _now()
         try:
-            request = self._validated(arguments)
-            response = await self._awork(request, timeout, executor)
+            fast = self.__dict__.get("_td_fast")  # _validated, inlined: this is the hot path
+            if fast is not None and type(arguments) is str:
+                request = fast.from_json(arguments)
+            else:
+                request = self._validated(arguments)
+            if timeout is None and self.__dict__.get("_td_is_async") and not self.run_on_shared_loop:
+                response = await self.execute_internal(request)  # type: ignore[misc]  # in place
+            else:
+                response = await self._awork(request, timeout, executor)
             if getattr(type(response), "__await__", None) is not None:
                 response = await response
             if type(response) in _JSON_SCALARS and not self._custom_format:

@@ -12,14 +12,21 @@ keep their Python default (the closure idiom ``def f(query, _client=client)``).
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import enum
 import inspect
 import re
+import threading
+import types
 import typing
+import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from tools._docstrings import parse_docstring
 from tools._names import check_tool_name
 from tools.base import BaseTool, prepare_parameters
 from tools.errors import ToolDefinitionError
@@ -39,6 +46,12 @@ _SIMPLE_TYPES: dict[str, Any] = {
     "object": dict,
     "mapping": dict,
 }
+
+
+def _dates() -> tuple[type, ...]:
+    return (datetime.datetime, datetime.date, datetime.time, datetime.timedelta, decimal.Decimal, uuid.UUID)
+
+
 _LIST_OF = re.compile(r"^(?:list|sequence|iterable)\s*(?:\[\s*(\w+)\s*\]|\s+of\s+(\w+?)s?)$", re.I)
 
 
@@ -88,14 +101,15 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         version: str = "0.1.0",
         parameters: Mapping[str, Any] | None = None,
     ) -> None:
-        from docstring_parser import parse
-
         self.func = func
         self.name = check_tool_name(name or getattr(func, "__name__", ""), owner=f"function {func!r}")
-        doc = parse(inspect.getdoc(func) or "")
+        doc = parse_docstring(inspect.getdoc(func) or "")
         self.description = description if description is not None else _prose(doc)
         self.version = version
-        return_type = typing.get_type_hints(func).get("return") if _has_hints(func) else None
+        hints = _type_hints(func)
+        return_type = hints.get("return")
+        if typing.get_origin(return_type) is typing.Annotated:
+            return_type = typing.get_args(return_type)[0]
         if inspect.isclass(return_type) and issubclass(return_type, BaseModel):
             self.ResponseModel = return_type
         if parameters is not None:
@@ -106,9 +120,34 @@ class FunctionTool(BaseTool[BaseModel, Any]):
             self._open = self._plain = False
             return
         param_docs = {p.arg_name.lstrip("*"): p for p in doc.params}
-        self.RequestModel, self._positional = _request_model(func, self.name, param_docs)
-        self._open = self.RequestModel.model_config.get("extra") == "allow"
+        arguments = _arguments(func, self.name, param_docs, hints)
+        self._positional, self._open = arguments.positional, arguments.open
         self._plain = not self._positional and not self._open
+        if _builds_later(arguments):
+            # Built on first use (a call, a schema): registering stays as cheap as the
+            # signature and docstring reading it needs.
+            self.__dict__["_td_pending_model"] = arguments
+            self.__dict__["_td_model_lock"] = threading.Lock()
+        else:  # may fail: build it now, so the mistake is reported at registration
+            self.RequestModel = _build_model(self.name, arguments)
+
+    @property
+    def RequestModel(self) -> type[BaseModel] | None:
+        """The argument model, built from the signature on first use."""
+        model: type[BaseModel] | None = self.__dict__.get("_td_request_model")
+        if model is None and "_td_pending_model" in self.__dict__:
+            with self.__dict__["_td_model_lock"]:
+                pending = self.__dict__.get("_td_pending_model")
+                if pending is not None:
+                    self.__dict__["_td_request_model"] = _build_model(self.name, pending)
+                    del self.__dict__["_td_pending_model"]
+                model = self.__dict__.get("_td_request_model")
+        return model
+
+    @RequestModel.setter
+    def RequestModel(self, model: type[BaseModel] | None) -> None:
+        self.__dict__.pop("_td_pending_model", None)
+        self.__dict__["_td_request_model"] = model
 
     @property
     def is_async(self) -> bool:
@@ -148,25 +187,69 @@ def _positional_only(func: Callable[..., Any], tool_name: str) -> list[str]:
     return [p.name for p in params if p.kind is p.POSITIONAL_ONLY]
 
 
-def _has_hints(func: Callable[..., Any]) -> bool:
+def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
+    """The function's resolved annotations (``Annotated`` kept); empty when they cannot be
+    resolved (a forward reference to a name that does not exist)."""
     try:
-        typing.get_type_hints(func)
+        return typing.get_type_hints(func, include_extras=True)
     except Exception:
+        return {}
+
+
+#: Types whose pydantic schema cannot fail to build (with the containers below).
+_PLAIN_TYPES: frozenset[Any] = frozenset(
+    {str, int, float, bool, bytes, type(None), None, Any, list, dict, set, frozenset, tuple, *_dates()}
+)
+_CONTAINERS = frozenset({list, dict, set, frozenset, tuple, typing.Union, types.UnionType})
+#: Argument names a model cannot take as they are (pydantic warns or refuses at build time).
+_MODEL_NAMES = frozenset(dir(BaseModel))
+
+
+def _builds_surely(annotation: Any, depth: int = 0) -> bool:  # noqa: PLR0911 - one answer per kind of type
+    """Whether pydantic surely builds a validator for ``annotation`` (plain types, enums,
+    finished models, literals, and unions and containers of those). Anything else (an
+    arbitrary class, ``Annotated`` constraints that may not apply) is built at once, so that
+    a mistake is reported at registration, not at the first call."""
+    if depth > 8:
         return False
-    return True
+    try:
+        if annotation in _PLAIN_TYPES:
+            return True
+    except TypeError:  # unhashable: not a plain type
+        return False
+    if inspect.isclass(annotation):
+        if issubclass(annotation, BaseModel):
+            return bool(annotation.__pydantic_complete__)
+        return issubclass(annotation, enum.Enum)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin not in _CONTAINERS:
+        return False
+    return all(arg is Ellipsis or _builds_surely(arg, depth + 1) for arg in typing.get_args(annotation))
 
 
-def _request_model(
-    func: Callable[..., Any], tool_name: str, param_docs: dict[str, Any]
-) -> tuple[type[BaseModel], list[str]]:
-    signature = _signature(func, tool_name)
-    from pydantic import Field  # deferred: importing it loads pydantic.types (~25 ms)
+class _Arguments(NamedTuple):
+    """A function's arguments as the model sees them, read from its signature."""
 
-    hints = typing.get_type_hints(func, include_extras=True) if _has_hints(func) else {}
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, Any, str | None]]  # name -> (annotation, default, description)
+    positional: list[str]
+    open: bool
+
+
+def _arguments(
+    func: Callable[..., Any], tool_name: str, param_docs: dict[str, Any], hints: dict[str, Any]
+) -> _Arguments:
+    """The arguments of ``func``: each one's annotation, default and description.
+
+    Raises:
+        ToolDefinitionError: a parameter no model could send (``*args``, ``_private``
+            without a default).
+    """
+    fields: dict[str, tuple[Any, Any, str | None]] = {}
     positional: list[str] = []
     open_schema = False
-    for param in signature.parameters.values():
+    for param in _signature(func, tool_name).parameters.values():
         if param.kind is param.VAR_POSITIONAL:
             raise ToolDefinitionError(
                 f"function tool {tool_name!r}: *{param.name} cannot be sent by a model; use a list parameter instead."
@@ -190,13 +273,34 @@ def _request_model(
             if annotation is None:
                 default = param.default
                 annotation = type(default) if default not in (inspect.Parameter.empty, None) else Any
-        description = getattr(doc, "description", None) or None
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=description))
-    config = ConfigDict(extra="allow" if open_schema else "forbid", protected_namespaces=())
+        fields[param.name] = (annotation, default, getattr(doc, "description", None) or None)
+    return _Arguments(fields, positional, open_schema)
+
+
+def _builds_later(arguments: _Arguments) -> bool:
+    """Whether the argument model may be built on first use: it surely builds (see
+    :func:`_builds_surely`) and no name clashes with a ``BaseModel`` attribute."""
+    return all(
+        _builds_surely(annotation) and name not in _MODEL_NAMES for name, (annotation, _, _) in arguments.fields.items()
+    )
+
+
+def _build_model(tool_name: str, arguments: _Arguments) -> type[BaseModel]:
+    """The pydantic model of the arguments (closed unless the function takes ``**kwargs``).
+
+    Raises:
+        ToolDefinitionError: pydantic cannot build it (the message says why).
+    """
+    from pydantic import Field  # deferred: importing it loads pydantic.types (~25 ms)
+
+    fields: dict[str, Any] = {
+        name: (annotation, Field(default, description=description))
+        for name, (annotation, default, description) in arguments.fields.items()
+    }
+    config = ConfigDict(extra="allow" if arguments.open else "forbid", protected_namespaces=())
     model_name = "".join(part.capitalize() for part in re.split(r"[_-]+", tool_name)) + "Arguments"
     try:
-        model = create_model(model_name, __config__=config, **fields)
+        return create_model(model_name, __config__=config, **fields)
     except Exception as exc:
         raise ToolDefinitionError(f"function tool {tool_name!r}: cannot build its argument model: {exc}") from None
-    return model, positional

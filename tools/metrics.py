@@ -10,6 +10,7 @@ that sends a million made-up tool names cannot grow memory or the metrics file.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections import Counter
@@ -136,6 +137,8 @@ def add_call(stats: ToolStats, metadata: dict[str, Any], error: ErrorInfo | None
     duration = metadata.get("duration_ms", 0.0)
     if type(duration) is not float:
         duration = float(duration) if type(duration) is int else 0.0
+    if not 0.0 <= duration < math.inf:  # negative, infinite or NaN: not a duration
+        duration = 0.0
     stamp = metadata.get("started_at")
     if type(stamp) is not str:
         stamp = datetime.now(timezone.utc).isoformat()  # a result not built by a tool: "now" will do

@@ -6,7 +6,6 @@ import copy
 import dataclasses
 import inspect
 import logging
-import marshal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from tools._bound import BoundTool
 from tools._executor import ToolExecutor
+from tools._exports import ExportCache
 from tools._names import check_tool_name
 from tools._runner import CallContext, ToolEntry, _failure
 from tools._unknown import unknown_tool
@@ -55,6 +55,9 @@ class LocalToolRegistry:
         max_workers: Worker threads shared by this registry's calls that need one (sync
             tools with a timeout, sync tools called from async code). Calls that find every
             worker busy (or abandoned by a timed-out call) are refused at once, never queued.
+        max_workers_per_tool: Workers one tool may hold at once, its timed-out calls still
+            running included (default: half of ``max_workers``): a tool that hangs fills its
+            own share and is then refused, never the whole pool.
         tracer: Opens one OpenTelemetry span per call (a :class:`tools.telemetry.ToolTracer`,
             extra ``otel``); None: no tracing, no cost.
         policy: Consulted before every call (:class:`tools.approvals.ApprovalPolicy`): a call
@@ -66,6 +69,8 @@ class LocalToolRegistry:
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
+        export_cache_size: Name sets whose exports are kept (least recently used ones are
+            dropped); each tool's definitions are kept once per format whatever the sets.
     """
 
     def __init__(
@@ -76,19 +81,21 @@ class LocalToolRegistry:
         reset_timeout: float = 30.0,
         default_timeout: float | None = None,
         max_workers: int = 32,
+        max_workers_per_tool: int | None = None,
         tracer: ToolTracer | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
+        export_cache_size: int = 256,
     ) -> None:
         self.metrics = metrics
         self._failure_threshold = failure_threshold
         self._reset_timeout = reset_timeout
         self._default_timeout = default_timeout
         self._clock = clock
-        self._executor = ToolExecutor(max_workers, name="tooldeck-tool")
+        self._executor = ToolExecutor(max_workers, max_per_tool=max_workers_per_tool, name="tooldeck-tool")
         self._context = CallContext(
             executor=self._executor,
             metrics=metrics,
@@ -109,7 +116,7 @@ class LocalToolRegistry:
             self._gate = ApprovalGate(policy, approver)
         self._entries: dict[str, ToolEntry] = {}
         self._lock = threading.RLock()
-        self._export_cache: dict[tuple[Any, ...], bytes] = {}
+        self._exports = ExportCache(export_cache_size)
         self._version = 0
 
     # ----------------------------------------------------------------- registration
@@ -191,7 +198,7 @@ class LocalToolRegistry:
             retry=instance.retry if retry is _UNSET else retry,
             timeout=(instance.timeout or self._default_timeout) if timeout is _UNSET else timeout,
             preset=dict(preset or {}),
-            manual=(manual.declared_by_operator() if manual is not None else instance.get_manual()).renamed(key),
+            given_manual=manual.declared_by_operator() if manual is not None else None,
             hidden=hidden,
         )
         with self._lock:
@@ -201,7 +208,7 @@ class LocalToolRegistry:
                     "or register this one under another name=."
                 )
             self._entries[key] = entry
-            self._changed()
+            self._changed(key)
         return instance
 
     @overload
@@ -252,14 +259,14 @@ class LocalToolRegistry:
         with self._lock:
             removed = self._entries.pop(name, None) is not None
             if removed:
-                self._changed()
+                self._changed(name)
             return removed
 
     def _new_breaker(self) -> CircuitBreaker:
         return CircuitBreaker(self._failure_threshold, self._reset_timeout, clock=self._clock)
 
-    def _changed(self) -> None:
-        self._export_cache.clear()
+    def _changed(self, name: str) -> None:
+        self._exports.forget(name)
         self._version += 1
 
     @property
@@ -320,11 +327,17 @@ class LocalToolRegistry:
         return None if entry is None else entry.breaker_for(action)
 
     def stats(self) -> dict[str, Any]:
-        """The registry's own figures: tools, and its worker threads (``max_workers``,
-        ``busy``, ``abandoned`` by timed-out calls and still running, ``abandoned_total``,
-        ``saturated_total``: calls refused because every worker was busy)."""
+        """The registry's own figures: tools; its worker threads (``max_workers``, ``busy``,
+        ``abandoned`` by timed-out calls and still running, ``abandoned_total``,
+        ``saturated_total``: calls refused because every worker was busy or the tool held
+        its share, ``max_per_tool``, ``by_tool``: workers held per tool); and the export
+        cache (``sets``, ``max_sets``, ``definitions``)."""
         workers = self._executor.stats()
-        return {"tools": len(self._entries), "workers": dataclasses.asdict(workers)}
+        return {
+            "tools": len(self._entries),
+            "workers": dataclasses.asdict(workers),
+            "exports": self._exports.stats(),
+        }
 
     def close(self) -> None:
         """Stop the worker threads (calls still running finish in the background)."""
@@ -531,17 +544,24 @@ class LocalToolRegistry:
         names: Collection[str] | None = None,
         include_hidden: bool = False,
     ) -> list[dict[str, Any]]:
-        """Chat Completions tool definitions for every registered tool (fresh dicts).
+        """Chat Completions tool definitions for every registered tool.
 
         With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
         schema strict mode cannot express is exported with ``strict: false`` and a logged
         WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
         ``names`` limits the export to those registrations (in registration order);
         hidden registrations are left out unless ``include_hidden``.
+
+        Each call returns a new list of cached, shared definitions: read-only ``dict``
+        subclasses that serialise like any dict. Change the list freely; to change a
+        definition, replace it (``{**tools[0], "strict": False}``) or take a mutable copy
+        with ``copy.deepcopy`` (changing one in place raises ``TypeError``).
         """
         return self._export(
             ("openai", strict, on_unsupported),
-            lambda e, p: openai_tool(e.name, e.tool.description, p, strict=strict, on_unsupported=on_unsupported),
+            lambda e: openai_tool(
+                e.name, e.tool.description, self._schema_of(e), strict=strict, on_unsupported=on_unsupported
+            ),
             names,
             include_hidden,
         )
@@ -549,18 +569,23 @@ class LocalToolRegistry:
     def to_anthropic_tools(
         self, *, names: Collection[str] | None = None, include_hidden: bool = False
     ) -> list[dict[str, Any]]:
-        """Anthropic Messages API tool definitions (fresh dicts); ``names`` limits them."""
+        """Anthropic Messages API tool definitions; ``names`` limits them (a new list of
+        shared read-only definitions: see :meth:`to_openai_tools`)."""
         return self._export(
-            ("anthropic",), lambda e, p: anthropic_tool(e.name, e.tool.description, p), names, include_hidden
+            ("anthropic",),
+            lambda e: anthropic_tool(e.name, e.tool.description, self._schema_of(e)),
+            names,
+            include_hidden,
         )
 
     def to_mcp_tools(
         self, *, names: Collection[str] | None = None, include_hidden: bool = False
     ) -> list[dict[str, Any]]:
-        """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (fresh dicts)."""
+        """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (a new list of
+        shared read-only definitions: see :meth:`to_openai_tools`)."""
         return self._export(
             ("mcp",),
-            lambda e, p: mcp_tool(e.name, e.tool.description, p, e.tool.output_schema()),
+            lambda e: mcp_tool(e.name, e.tool.description, self._schema_of(e), e.tool.output_schema()),
             names,
             include_hidden,
         )
@@ -570,29 +595,37 @@ class LocalToolRegistry:
         entry = self._entries.get(name)
         return entry is not None and entry.hidden
 
+    @staticmethod
+    def _schema_of(entry: ToolEntry) -> dict[str, Any]:
+        schema = entry.tool._input_schema()
+        return without_properties(schema, set(entry.preset)) if entry.preset else schema
+
     def _export(
         self,
-        key: tuple[Any, ...],
-        build: Callable[[ToolEntry, dict[str, Any]], dict[str, Any]],
-        names: Collection[str] | None = None,
-        include_hidden: bool = False,
+        fmt: tuple[Any, ...],
+        build: Callable[[ToolEntry], dict[str, Any]],
+        names: Collection[str] | None,
+        include_hidden: bool,
     ) -> list[dict[str, Any]]:
-        key = (*key, include_hidden) if names is None else (*key, include_hidden, frozenset(names))
-        cached = self._export_cache.get(key)
-        if cached is None:
-            with self._lock:
-                out = []
-                for entry in self._entries.values():
-                    if (names is not None and entry.name not in names) or (entry.hidden and not include_hidden):
-                        continue
-                    schema = entry.tool._input_schema()
-                    if entry.preset:
-                        schema = without_properties(schema, set(entry.preset))
-                    out.append(build(entry, schema))
-                cached = marshal.dumps(out)
-                self._export_cache[key] = cached
-        # marshal round trip: fresh dicts every call at a fraction of deepcopy's cost.
-        return marshal.loads(cached)  # type: ignore[no-any-return]  # noqa: S302 - our own bytes
+        def chosen() -> list[ToolEntry]:
+            entries = self._entries
+            if names is not None and len(names) < len(entries):
+                picked = [entries[name] for name in set(names) if name in entries]
+                position = self._positions()
+                picked.sort(key=lambda entry: position[entry.name])
+            else:
+                picked = [e for e in entries.values() if names is None or e.name in names]
+            return [e for e in picked if include_hidden or not e.hidden]
+
+        with self._lock:
+            return list(self._exports.definitions((*fmt, include_hidden), chosen, names, build))
+
+    def _positions(self) -> dict[str, int]:
+        """Registration order by name (worked out once per version of the tool set)."""
+        cached = self.__dict__.get("_position_cache")
+        if cached is None or cached[0] != self._version:
+            cached = self.__dict__["_position_cache"] = (self._version, {n: i for i, n in enumerate(self._entries)})
+        return cached[1]
 
 
 def _renamed(

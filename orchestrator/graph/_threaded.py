@@ -23,6 +23,7 @@ def run_in_pool(
     timeout: float | None,
     on_timeout: Callable[[int], T],
     on_error: Callable[[int, BaseException], T],
+    labels: Sequence[str | None] | None = None,
 ) -> list[tuple[T, float]]:
     """Run ``jobs`` on ``pool`` and return ``(result, duration_ms)`` in job order.
 
@@ -31,7 +32,7 @@ def run_in_pool(
     abandoned (a queued job is cancelled; a running one finishes in the background and
     its thread is replaced). A job that raises, or that the pool cannot take
     (`PoolExhausted`), is answered by ``on_error(index, exception)``. Never raises for a
-    job.
+    job. ``labels`` names the tool of each job (its abandoned threads count against it).
     """
     starts: list[float | None] = [None] * len(jobs)
     ends: list[float | None] = [None] * len(jobs)
@@ -50,7 +51,7 @@ def run_in_pool(
     futures: list[concurrent.futures.Future[T] | PoolExhausted] = []
     for index, job in enumerate(jobs):
         try:
-            futures.append(pool.submit(timed(index, job)))
+            futures.append(pool.submit(timed(index, job), label=labels[index] if labels else None))
         except PoolExhausted as exc:
             futures.append(exc)
     deadline = None if timeout is None else submitted + timeout

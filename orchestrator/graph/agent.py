@@ -3,7 +3,6 @@ calls wait for a person's approval (then `AgentGraph.resume` continues the run).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -234,6 +233,8 @@ class AgentGraph:
         self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None
     ) -> AgentRun:
         """Async twin of `resume`."""
+        import asyncio
+
         paused, chosen = self._prepare_resume(state, decisions)
         loop = Loop.from_paused(paused, clock=self.clock, max_iterations=self.max_iterations)
         with self._agent_span(loop.run_id):
@@ -283,6 +284,8 @@ class AgentGraph:
             self._run_batch(loop, out)
 
     async def _adrive(self, loop: Loop) -> AgentRun:
+        import asyncio
+
         achat = getattr(self.model, "achat", None)
         while True:
             if not loop.close_turn():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import threading
@@ -19,7 +18,9 @@ from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays light
+    import asyncio
+
     from tools.approvals import ApprovedCall
 
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
@@ -213,6 +214,7 @@ class ToolsNode:
                 timeout=self._call_timeout,
                 on_timeout=functools.partial(self._timed_out_in, group),
                 on_error=functools.partial(self._escaped_in, group),
+                labels=[call.name for call in group],
             )
         return self._update(calls, outcomes)
 
@@ -253,6 +255,8 @@ class ToolsNode:
     # ------------------------------------------------------------------ scheduling
 
     async def _ainvoke(self, calls: list[PendingCall]) -> dict[str, Any]:
+        import asyncio
+
         outcomes: list[tuple[ToolResult, float] | None] = [None] * len(calls)
         semaphore = asyncio.Semaphore(self._max_parallel)
         try:
@@ -299,6 +303,8 @@ class ToolsNode:
         semaphore: asyncio.Semaphore,
         outcomes: list[tuple[ToolResult, float] | None],
     ) -> None:
+        import asyncio
+
         started = time.perf_counter()
         try:
             if self._call_timeout is None:
@@ -351,21 +357,26 @@ class ToolsNode:
 
     def _exhausted(self, call: PendingCall, exc: PoolExhausted) -> ToolResult:
         _log.warning("tool call %s (%r) not run: %s", call.id, shown_name(call.name), exc)
+        why = (
+            f"there is no worker free, because {exc.abandoned} earlier tool calls timed out and are still running"
+            if exc.label is None
+            else f"{exc.abandoned} earlier calls of it timed out and are still running"
+        )
         return _failure(
             call.name,
             "execution_error",
-            f"The tool '{shown_name(call.name)}' was not run: there is no worker free, because "
-            f"{exc.abandoned} earlier tool calls timed out and are still running. Try again "
-            "later, or take another approach.",
+            f"The tool '{shown_name(call.name)}' was not run: {why}. Try again later, or take another approach.",
             retryable=True,
         )
 
     async def _execute(self, call: PendingCall) -> ToolResult:
+        import asyncio
+
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
             return await self._call_async(call)
         pool = self._worker_pool()
-        future = pool.submit(functools.partial(self._call_sync, call))
+        future = pool.submit(functools.partial(self._call_sync, call), label=call.name)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # timed out or the run was cancelled

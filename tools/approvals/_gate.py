@@ -10,7 +10,6 @@ model to approve itself.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -137,6 +136,8 @@ class ApprovalGate:
         approver = self.approver
         if approver is None:
             return self._needs_approval(tool, first)
+        import asyncio  # on first use: importing the gate stays light
+
         try:
             decision = await asyncio.to_thread(approver, first)
         except Exception as exc:

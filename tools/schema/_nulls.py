@@ -52,8 +52,17 @@ class NullStripper:
             return value
         return self._stripper.strip(value, self._alternatives, 0)
 
+    def top_level(self) -> frozenset[str] | None:
+        """The top-level properties whose null means "default" when the schema is a plain
+        object (no unions, maps or patterns at the top), else None."""
+        alternatives = self._alternatives
+        single = _single_node(alternatives[0]) if len(alternatives) == 1 else None
+        plain = self._stripper._plain_object(single) if single is not None else None
+        return None if plain is None else plain[1]
+
 
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 def _is_container(value: Any) -> bool:
@@ -61,12 +70,31 @@ def _is_container(value: Any) -> bool:
     return isinstance(value, (dict, list)) or (not isinstance(value, _SCALARS) and isinstance(value, Mapping))
 
 
+def has_null(value: Any) -> bool:
+    """Whether a mapping holds a ``None`` value at any depth (list items that are ``None``
+    are values of a list, not nulls of a property, and do not count)."""
+    return _has_none(value, 0)
+
+
 def _has_none(value: Any, depth: int) -> bool:
-    if depth > MAX_VALUE_DEPTH or not _is_container(value):
+    if depth > MAX_VALUE_DEPTH:
         return False
-    if isinstance(value, list):
-        return any(_has_none(v, depth + 1) for v in value)
-    return any(v is None or _has_none(v, depth + 1) for v in value.values())
+    kind = type(value)
+    if kind is list:
+        items: Any = value
+        mapping = False
+    elif kind is dict or (kind not in _SCALAR_TYPES and isinstance(value, Mapping)):
+        items = value.values()
+        mapping = True
+    else:
+        return False
+    for item in items:
+        if item is None:
+            if mapping:
+                return True
+        elif type(item) not in _SCALAR_TYPES and _has_none(item, depth + 1):
+            return True
+    return False
 
 
 _COMBINATORS = frozenset({"$ref", "allOf", "anyOf", "oneOf"})

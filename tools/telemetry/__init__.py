@@ -10,6 +10,14 @@ from tools.metrics import OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET
 from tools.telemetry._file import MetricsFileError
 from tools.telemetry._redaction import redact_data, redact_text, summarize_error
 from tools.telemetry.report import StatsRow, render_stats_table, stats_rows, success_rate_style
+from tools.telemetry.series import (
+    LATENCY_BOUNDS_MS,
+    HourBucket,
+    MetricsHistory,
+    ToolSummary,
+    percentile,
+    summarize,
+)
 from tools.telemetry.store import DEFAULT_METRICS_PATH, MetricsStore
 from tools.telemetry.tracing import (
     ToolSpan,
@@ -21,21 +29,27 @@ from tools.telemetry.tracing import (
 
 __all__ = [
     "DEFAULT_METRICS_PATH",
+    "LATENCY_BOUNDS_MS",
     "OVERFLOW_BUCKET",
     "UNKNOWN_TOOL_BUCKET",
+    "HourBucket",
     "MetricsFileError",
+    "MetricsHistory",
     "MetricsStore",
     "StatsRow",
     "ToolSpan",
+    "ToolSummary",
     "ToolTracer",
     "TracingUnavailableError",
     "gen_ai_tool_type",
     "inject_trace_context",
     "log_tool_failure",
+    "percentile",
     "redact_data",
     "redact_text",
     "render_stats_table",
     "stats_rows",
     "success_rate_style",
+    "summarize",
     "summarize_error",
 ]

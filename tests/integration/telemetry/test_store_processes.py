@@ -47,9 +47,18 @@ def spawn(processes: list[subprocess.Popen[str]], *args: str) -> subprocess.Pope
 
 
 def tools_in(path: Path) -> dict[str, Any]:
+    """The figures of the file (snapshot and log) as another process reads them back."""
     document = json.loads(path.read_text())  # raises if torn
-    tools: dict[str, Any] = document["tools"]
-    return tools
+    log = path.parent / document["log"]
+    if log.exists():
+        lines = log.read_bytes().split(b"\n")
+        assert lines.pop() == b""  # whole lines only
+        assert all(isinstance(json.loads(line), dict) for line in lines)
+    reader = MetricsStore(path, flush_interval=None)
+    try:
+        return {name: stats.to_dict() for name, stats in reader.read_file().items()}
+    finally:
+        reader.close()
 
 
 def wait_for(predicate: Any, within: float = 60.0) -> None:
@@ -61,10 +70,13 @@ def wait_for(predicate: Any, within: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-def test_eight_processes_500_calls_each_counts_are_exact(tmp_path: Path, spawned: list[subprocess.Popen[str]]) -> None:
+@pytest.mark.parametrize("compact_bytes", [1_000_000, 3_000], ids=["appends", "compacting"])
+def test_eight_processes_500_calls_each_counts_are_exact(
+    tmp_path: Path, spawned: list[subprocess.Popen[str]], compact_bytes: int
+) -> None:
     path = tmp_path / "metrics.json"
     go = tmp_path / "go"
-    workers = [spawn(spawned, "calls", str(path), "500", str(go)) for _ in range(8)]
+    workers = [spawn(spawned, "calls", str(path), "500", str(go), str(compact_bytes)) for _ in range(8)]
     go.write_text("")  # all start recording at once
     for worker in workers:
         out, _ = worker.communicate(timeout=300)
@@ -78,6 +90,11 @@ def test_eight_processes_500_calls_each_counts_are_exact(tmp_path: Path, spawned
     assert work["error_types"] == {"execution_error": 8 * 100}
     assert tools[UNKNOWN_TOOL_BUCKET]["calls"] == 8 * 50
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    logs = [p.name for p in tmp_path.iterdir() if p.name.endswith(".log")]
+    assert len(logs) <= 1  # folded logs are removed
+    with MetricsStore(path, flush_interval=None) as reader:  # the hours add up to the same calls
+        hours = reader.series("work")
+        assert sum(b.calls for b in hours) == 8 * 450 and sum(b.failures for b in hours) == 8 * 100
 
 
 def test_sigkill_between_write_and_rename_leaves_the_previous_file(
@@ -101,6 +118,27 @@ def test_sigkill_between_write_and_rename_leaves_the_previous_file(
         store.flush()  # takes the lock the killed process held
     assert tools_in(path)["work"]["calls"] == 4
     assert not temp.exists()
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_sigkill_around_an_append_counts_the_line_once_or_not_at_all(
+    tmp_path: Path, spawned: list[subprocess.Popen[str]], when: str
+) -> None:
+    path = tmp_path / "metrics.json"
+    marker = tmp_path / "in-append"
+    worker = spawn(spawned, "hang-in-append", str(path), str(marker), when)
+    wait_for(marker.exists)
+    snapshot = path.read_text()
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=30)
+    assert path.read_text() == snapshot  # an append never touches the snapshot
+    expected = 3 if when == "before" else 8  # a written line is whole: its 5 calls count
+    assert tools_in(path)["work"]["calls"] == expected
+    with MetricsStore(path, flush_interval=None, lock_timeout=5) as store:
+        store.record(ToolResult.success(1, {"tool_name": "work"}))
+        store.flush()  # takes the lock the killed process held, appends after its line
+        store.compact()
+    assert tools_in(path)["work"]["calls"] == expected + 1
 
 
 def test_sigkill_at_random_moments_never_corrupts_the_file(

@@ -1,8 +1,10 @@
-"""Async tools keep their loop-bound clients across sync and async callers.
+"""Async tools that opt into the shared loop keep their loop-bound clients across callers.
 
 A real ``httpx.AsyncClient`` (a connection pool bound to the loop of its first use) talks
-to a real local HTTP server; the tool is called alternately from sync code and from async
-code, 50 times, and every call must succeed over the same client.
+to a real local HTTP server; the tool (``run_on_shared_loop = True``) is called alternately
+from sync code and from async code, 50 times, and every call must succeed over the same
+client. Tools that do not opt in run on their async caller's loop (tests/unit/tools/
+test_async_on_caller_loop.py).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class PooledEcho(BaseTool[EchoRequest, str]):
 
     name = "pooled_echo"
     description = "Echo text through a local HTTP server."
+    run_on_shared_loop = True  # its client and lock are bound to one loop
 
     def __init__(self, base_url: str) -> None:
         self.client = httpx.AsyncClient(base_url=base_url, timeout=5)

@@ -119,6 +119,9 @@ def test_an_exhausted_pool_answers_at_once_with_an_error(
     registry: LocalToolRegistry, release: threading.Event, entry: str
 ) -> None:
     node = ToolsNode(registry, max_parallel=1, max_abandoned=1, call_timeout=0.2)
+    hang = registry.get_tool("hang")
+    assert hang is not None
+    registry.register(hang, name="hang_too")  # two tools hang: each may leave one thread stuck
 
     def invoke(state: dict[str, Any]) -> dict[str, Any]:
         if entry == "sync":
@@ -126,8 +129,8 @@ def test_an_exhausted_pool_answers_at_once_with_an_error(
         return finish(lambda: asyncio.run(node.ainvoke(state)))
 
     try:
-        for i in range(2):  # the worker, then its one allowed replacement, get stuck
-            assert outcome(invoke(state_with(call(f"h{i}", "hang")))) == [(f"h{i}", "error", "timeout")]
+        for i, name in enumerate(("hang", "hang_too")):  # the worker, then its one replacement
+            assert outcome(invoke(state_with(call(f"h{i}", name)))) == [(f"h{i}", "error", "timeout")]
         exhausted = invoke(state_with(call("a", "add", {"a": 1, "b": 1}), call("b", "add", {"a": 2, "b": 2})))
         assert outcome(exhausted) == [("a", "error", "execution_error"), ("b", "error", "execution_error")]
         body = json.loads(exhausted["messages"][0]["content"])
@@ -144,6 +147,28 @@ def test_an_exhausted_pool_answers_at_once_with_an_error(
     finally:
         node.close()
     assert outcome(recovered) == [("c", "success", None)]
+
+
+@pytest.mark.parametrize("entry", ["sync", "async"])
+def test_one_hung_tool_cannot_starve_the_others(registry: LocalToolRegistry, entry: str) -> None:
+    node = ToolsNode(registry, max_parallel=1, max_abandoned=2, call_timeout=0.2)
+
+    def invoke(state: dict[str, Any]) -> dict[str, Any]:
+        if entry == "sync":
+            return finish(lambda: node(state))
+        return finish(lambda: asyncio.run(node.ainvoke(state)))
+
+    try:
+        assert outcome(invoke(state_with(call("h0", "hang")))) == [("h0", "error", "timeout")]
+        refused = invoke(state_with(call("h1", "hang")))  # its share of stuck threads is used up
+        assert outcome(refused) == [("h1", "error", "execution_error")]
+        body = json.loads(refused["messages"][0]["content"])
+        assert "1 earlier calls of it timed out and are still running" in body["error"]
+        for i in range(5):  # every other tool keeps the pool
+            update = invoke(state_with(call(f"a{i}", "add", {"a": i, "b": 1})))
+            assert outcome(update) == [(f"a{i}", "success", None)]
+    finally:
+        node.close()
 
 
 def test_max_abandoned_is_validated(registry: LocalToolRegistry) -> None:

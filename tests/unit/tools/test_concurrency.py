@@ -18,14 +18,20 @@ class Req(BaseModel):
 
 
 class ThreadRecorder(BaseTool[Req, Any]):
+    """Returns its thread once ``parties`` calls are running at once (a barrier, not a sleep:
+    calls run one after the other would time out instead of passing by luck)."""
+
     name = "recorder"
 
+    def __init__(self, parties: int = 2) -> None:
+        self.barrier = threading.Barrier(parties, timeout=30)
+
     def execute_internal(self, request: Req) -> Any:
-        time.sleep(0.1)
+        self.barrier.wait()
         return threading.get_ident()
 
 
-class LoopBound(ThreadRecorder):
+class LoopBound(BaseTool[Req, Any]):
     name = "loop_bound"
     run_in_thread = False
 
@@ -39,10 +45,10 @@ async def test_sync_tools_run_in_worker_threads_without_blocking_the_loop() -> N
     registry.register(LoopBound())
     ticks = 0
 
-    async def ticker() -> None:
+    async def ticker() -> None:  # runs while both calls wait in their threads
         nonlocal ticks
         for _ in range(20):
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0)
             ticks += 1
 
     results = await asyncio.gather(registry.acall_tool("recorder"), registry.acall_tool("recorder"), ticker())

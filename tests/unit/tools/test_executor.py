@@ -51,7 +51,7 @@ def wait_until(predicate: Any, seconds: float = 10.0) -> bool:
 
 
 def test_timed_out_calls_and_their_retries_never_exceed_the_worker_bound(hangs: Hangs) -> None:
-    registry = LocalToolRegistry(max_workers=4, sleep=lambda _: None)
+    registry = LocalToolRegistry(max_workers=4, max_workers_per_tool=4, sleep=lambda _: None)
     registry.register(hangs, timeout=0.05, retry=RetryPolicy(max_attempts=3, initial_delay=0, jitter=0))
     results = [registry.call_tool("hangs") for _ in range(5)]
     # Every attempt that timed out holds a worker; never more than the bound.
@@ -99,7 +99,7 @@ def test_hung_async_calls_leave_the_hosts_default_executor_alone(hangs: Hangs) -
 
 
 def test_an_exhausted_registry_answers_async_calls_at_once(hangs: Hangs) -> None:
-    registry = LocalToolRegistry(max_workers=2)
+    registry = LocalToolRegistry(max_workers=2, max_workers_per_tool=2)
     registry.register(hangs)
 
     async def app() -> list[Any]:

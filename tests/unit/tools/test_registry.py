@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -211,10 +212,19 @@ def test_mcp_export_has_output_schema_for_model_responses() -> None:
     }
 
 
-def test_export_is_cached_fresh_and_invalidated(registry: LocalToolRegistry) -> None:
+def test_export_is_cached_shared_read_only_and_invalidated(registry: LocalToolRegistry) -> None:
     first = registry.to_openai_tools(strict=True)
-    first[0]["function"]["name"] = "mutated"
-    assert registry.to_openai_tools(strict=True)[0]["function"]["name"] == "add"
+    with pytest.raises(TypeError, match="read-only"):
+        first[0]["function"]["name"] = "mutated"
+    with pytest.raises(TypeError, match=r"copy\.deepcopy"):
+        first[0]["function"]["parameters"]["properties"].pop("a")
+    mine = copy.deepcopy(first[0])  # a plain, mutable copy
+    mine["function"]["name"] = "mutated"
+    first[0] = {**first[0], "cache_control": {"type": "ephemeral"}}  # the list is the caller's
+    first.append({"type": "function"})
+    again = registry.to_openai_tools(strict=True)
+    assert [t["function"]["name"] for t in again] == ["add"] and "cache_control" not in again[0]
+    assert again is not first and json.loads(json.dumps(again)) == again
     registry.register(lambda q: q, name="echo")
     assert [t["function"]["name"] for t in registry.to_openai_tools(strict=True)] == ["add", "echo"]
     registry.unregister("echo")

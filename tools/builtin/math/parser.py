@@ -5,7 +5,7 @@ parsed with :func:`ast.parse` (``mode="eval"``) after cheap bounds on length and
 and every node is checked against an allow-list. The result is a JSON-compatible tree
 ("IR") of lists that the worker process turns into sympy objects:
 
-``["int", "12"]``, ``["float", "1.5"]``, ``["sym", "x"]``, ``["const", "pi"]``,
+``["int", "12"]``, ``["float", "1.5"]`` (as written), ``["sym", "x"]``, ``["const", "pi"]``,
 ``["add"|"sub"|"mul"|"div"|"pow"|"mod", a, b]``, ``["neg"|"pos", a]``,
 ``["call", "sin", [args...]]`` and, for equations, ``["eq", lhs, rhs]``.
 
@@ -41,6 +41,7 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
 }
 CONSTANTS = ("pi", "e", "E", "I", "oo")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+_DECIMAL = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _BINOPS: dict[type[ast.operator], str] = {
     ast.Add: "add",
     ast.Sub: "sub",
@@ -174,7 +175,7 @@ class MathParser:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             raise _reject(f"Could not parse {source.strip()[:80]!r}.") from None
         self._check_depth(tree.body)
-        ir = self._node(tree.body)
+        ir = self._node(tree.body, source.strip())
         self._estimate(ir)
         return ir
 
@@ -186,9 +187,9 @@ class MathParser:
                 raise _reject(f"The expression is nested deeper than {self.limits.max_depth}.")
             stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
-    def _node(self, node: ast.AST) -> IR:
+    def _node(self, node: ast.AST, source: str) -> IR:
         if isinstance(node, ast.Constant):
-            return self._constant(node.value)
+            return self._constant(node.value, ast.get_source_segment(source, node))
         if isinstance(node, ast.Name):
             if node.id in CONSTANTS:
                 return ["const", node.id]
@@ -201,23 +202,26 @@ class MathParser:
                 )
             return ["sym", node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return [_BINOPS[type(node.op)], self._node(node.left), self._node(node.right)]
+            return [_BINOPS[type(node.op)], self._node(node.left, source), self._node(node.right, source)]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-            return ["neg" if isinstance(node.op, ast.USub) else "pos", self._node(node.operand)]
+            return ["neg" if isinstance(node.op, ast.USub) else "pos", self._node(node.operand, source)]
         if isinstance(node, ast.Call):
-            return self._call(node)
+            return self._call(node, source)
         raise _reject(f"{type(node).__name__} syntax is not allowed.")
 
-    def _constant(self, value: object) -> IR:
+    def _constant(self, value: object, text: str | None) -> IR:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _reject(f"The literal {str(value)[:40]!r} is not a number.")
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise _reject("Floating-point literals must be finite.")
-            return ["float", repr(value)]
+            # The decimal as written (0.1 is one tenth, 9.99999999999999999 is not 10), when
+            # it is a plain decimal literal; else the float's shortest form.
+            spelled = text.replace("_", "") if text is not None else ""
+            return ["float", spelled if _DECIMAL.fullmatch(spelled) else repr(value)]
         return ["int", str(value)]
 
-    def _call(self, node: ast.Call) -> IR:
+    def _call(self, node: ast.Call, source: str) -> IR:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS:
             name = func.id if isinstance(func, ast.Name) else ast.unparse(func)[:60]
@@ -228,7 +232,7 @@ class MathParser:
         if not low <= len(node.args) <= high:
             arity = str(low) if low == high else f"{low} to {high}"
             raise _reject(f"{func.id}() takes {arity} argument(s), got {len(node.args)}.")
-        return ["call", func.id, [self._node(arg) for arg in node.args]]
+        return ["call", func.id, [self._node(arg, source) for arg in node.args]]
 
     # -- size estimation ------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tools.base import BaseTool
+from tools.builtin.math.arithmetic import ArithmeticLimits, evaluate_plain
 from tools.builtin.math.engine import MathEngine, MathJob, SympyWorkerPool
 from tools.builtin.math.parser import IR, MathParser, to_text
 from tools.errors import InvalidArgumentsError
@@ -75,15 +76,19 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
     allow-list over :mod:`ast`; anything else, such as ``__import__('os')``, attribute
     access or strings, is a ``validation_error`` that says what is allowed). Oversized
     integer work (``9**9**9**9``, ``factorial(10**9)``), input longer than 2000 characters
-    or nested deeper than 50 parentheses is refused before computing. sympy runs in worker
-    processes (:class:`~tools.builtin.math.engine.SympyWorkerPool`) with a memory limit and
-    a wall-clock timeout; a computation that runs too long is a ``timeout`` error and the
-    worker is replaced.
+    or nested deeper than 50 parentheses is refused before computing. Plain arithmetic
+    (numbers, ``+ - * / ** %``, parentheses) is evaluated exactly in process, within bounds
+    checked before each operation (:mod:`tools.builtin.math.arithmetic`); everything else
+    runs in sympy worker processes (:class:`~tools.builtin.math.engine.SympyWorkerPool`)
+    with a memory limit and a wall-clock timeout; a computation that runs too long is a
+    ``timeout`` error and the worker is replaced.
 
     Args:
         engine: Where sympy runs. Default: a new :class:`SympyWorkerPool`, owned by this
-            tool and stopped by :meth:`close`. An injected engine is left to its owner.
+            tool and stopped by :meth:`close` (started on first use: arithmetic alone never
+            starts it). An injected engine is left to its owner.
         parser: The expression parser (its limits). Default: :class:`MathParser` defaults.
+        arithmetic: Bounds of in-process arithmetic; None sends everything to the engine.
     """
 
     name = "math_solver"
@@ -104,15 +109,25 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
         capabilities=("arithmetic", "algebra", "solve_equation", "calculus", "simplify"),
     )
 
-    def __init__(self, *, engine: MathEngine | None = None, parser: MathParser | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        engine: MathEngine | None = None,
+        parser: MathParser | None = None,
+        arithmetic: ArithmeticLimits | None = ArithmeticLimits(),  # noqa: B008 - frozen value object
+    ) -> None:
         self._owns_engine = engine is None
         self._engine: MathEngine = engine if engine is not None else SympyWorkerPool()
         self._parser = parser or MathParser()
+        self._arithmetic = arithmetic
 
     def execute_internal(self, request: MathRequest) -> MathResponse:
-        """Parse and check the request, compute it in the engine, shape the answer."""
+        """Parse and check the request, compute it (in process or in the engine), shape the answer."""
         job, shown = self._job(request)
-        answer = dict(self._engine.compute(job))
+        plain = None
+        if job.operation == "evaluate" and self._arithmetic is not None:
+            plain = evaluate_plain(job.exprs[0], self._arithmetic)
+        answer = dict(plain if plain is not None else self._engine.compute(job))
         if not request.show_steps:
             answer.pop("steps", None)
         else:

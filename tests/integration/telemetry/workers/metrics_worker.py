@@ -2,11 +2,14 @@
 
 Usage: ``python metrics_worker.py MODE PATH [ARGS]``
 
-- ``calls PATH N GO_FILE``: wait for GO_FILE, make N calls through a registry (every fifth
-  fails, every tenth goes to an unknown tool), close the store.
+- ``calls PATH N GO_FILE [COMPACT_BYTES]``: wait for GO_FILE, make N calls through a registry
+  (every fifth fails, every tenth goes to an unknown tool), close the store; a small
+  COMPACT_BYTES makes compactions interleave with the other processes' appends.
 - ``flush-loop PATH``: forever: 10 calls, flush, print the calls flushed so far.
-- ``hang-in-rename PATH MARKER``: flush 3 calls, then on the next flush write MARKER and
+- ``hang-in-rename PATH MARKER``: flush 3 calls, then on a compaction write MARKER and
   sleep just before the temp file is renamed over PATH (waiting to be SIGKILLed).
+- ``hang-in-append PATH MARKER before|after``: flush 3 calls, then on the next flush write
+  MARKER and sleep just before (or just after) its line is written to the log.
 - ``no-close PATH N``: N calls, then exit without closing the store.
 """
 
@@ -16,6 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tools import LocalToolRegistry, ToolError
 from tools.telemetry import MetricsStore
@@ -34,8 +38,8 @@ def registry_for(store: MetricsStore) -> LocalToolRegistry:
     return registry
 
 
-def calls(path: Path, count: int, go_file: Path) -> None:
-    with MetricsStore(path, flush_interval=0.002) as store:
+def calls(path: Path, count: int, go_file: Path, compact_bytes: int) -> None:
+    with MetricsStore(path, flush_interval=0.002, compact_bytes=compact_bytes) as store:
         registry = registry_for(store)
         while not go_file.exists():
             time.sleep(0.001)
@@ -78,6 +82,29 @@ def hang_in_rename(path: Path, marker: Path) -> None:
     os.replace = hanging_replace  # type: ignore[assignment]  # fault injection: stop before the rename
     for n in range(1, 6):
         registry("work", n=n)
+    store.compact()
+
+
+def hang_in_append(path: Path, marker: Path, when: str) -> None:
+    store = MetricsStore(path, flush_interval=None)
+    registry = registry_for(store)
+    for n in range(1, 4):
+        registry("work", n=n)
+    store.flush()  # the first flush writes the snapshot; later ones append to its log
+    real_write = os.write
+
+    def hanging_write(fd: int, data: Any) -> int:
+        if when == "before":
+            marker.write_text("in append")
+            time.sleep(3600)
+        written = real_write(fd, data)
+        marker.write_text("in append")
+        time.sleep(3600)
+        return written
+
+    os.write = hanging_write  # fault injection: stop around the append
+    for n in range(1, 6):
+        registry("work", n=n)
     store.flush()
 
 
@@ -92,11 +119,14 @@ def no_close(path: Path, count: int) -> None:
 def main() -> None:
     mode, path = sys.argv[1], Path(sys.argv[2])
     if mode == "calls":
-        calls(path, int(sys.argv[3]), Path(sys.argv[4]))
+        compact_bytes = int(sys.argv[5]) if len(sys.argv) > 5 else 1_000_000
+        calls(path, int(sys.argv[3]), Path(sys.argv[4]), compact_bytes)
     elif mode == "flush-loop":
         flush_loop(path)
     elif mode == "hang-in-rename":
         hang_in_rename(path, Path(sys.argv[3]))
+    elif mode == "hang-in-append":
+        hang_in_append(path, Path(sys.argv[3]), sys.argv[4])
     elif mode == "no-close":
         no_close(path, int(sys.argv[3]))
     else:

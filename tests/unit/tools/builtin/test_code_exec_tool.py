@@ -201,6 +201,7 @@ def test_public_names_are_pinned() -> None:
         "default_interpreters",
     ]
     assert sorted(math_package.__all__) == [
+        "ArithmeticLimits",
         "MathEngine",
         "MathJob",
         "MathParser",

@@ -35,7 +35,7 @@ def test_fake_engine_satisfies_the_protocol() -> None:
 
 def test_request_becomes_a_checked_job() -> None:
     engine = FakeEngine()
-    tool = MathSolverTool(engine=engine)
+    tool = MathSolverTool(engine=engine, arithmetic=None)  # everything to the engine
     result = tool.execute(expression="12*(3+4)", show_steps=False)
     assert result.data == {
         "operation": "evaluate",
@@ -60,7 +60,7 @@ def test_request_becomes_a_checked_job() -> None:
 
 def test_steps_by_default_as_the_old_math_solver_did_and_led_by_the_input() -> None:
     engine = FakeEngine()
-    tool = MathSolverTool(engine=engine)
+    tool = MathSolverTool(engine=engine, arithmetic=None)
     assert tool.execute(expression="84").data["steps"] == ["Input: 84", "Evaluated: 84"]
     assert tool.execute(expression="84", show_steps=False).data["steps"] is None
 
@@ -130,7 +130,8 @@ def test_close_only_closes_an_owned_engine() -> None:
     owned = MathSolverTool()  # the pool starts no process until first used
     assert isinstance(owned._engine, SympyWorkerPool)
     owned.close()
-    assert owned.execute(expression="1").error is not None
+    assert owned.execute(expression="x + 1").error is not None
+    assert owned.execute(expression="1 + 1").data["result"] == "2"  # arithmetic needs no engine
 
 
 def test_schema_describes_the_arguments() -> None:

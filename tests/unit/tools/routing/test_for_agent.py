@@ -242,10 +242,12 @@ def test_unknown_agent_type_gets_every_tool_with_a_warning(
     assert "agent type 'translator' has no tool profile" in caplog.text
 
 
-def test_exports_are_fresh_dicts(coding_registry: LocalToolRegistry) -> None:
+def test_exports_are_new_lists_of_read_only_definitions(coding_registry: LocalToolRegistry) -> None:
     view = coding_registry.for_agent("reviewer")
     first = view.to_openai_tools()
-    first[0]["function"]["name"] = "mutated"
+    with pytest.raises(TypeError, match="read-only"):
+        first[0]["function"]["name"] = "mutated"
+    first[0] = {"type": "function", "function": {"name": "mutated"}}
     assert view.to_openai_tools()[0]["function"]["name"] == "read"
     json.dumps(view.to_mcp_tools())
 

@@ -49,3 +49,63 @@ def test_hostile_names_cannot_forge_lines(caplog: pytest.LogCaptureFixture) -> N
     assert "\n" not in first and "\\n" in first and len(first) < 200
     assert first.endswith("error_type=unknown_tool")
     assert second == "tool call failed: tool='?' request_id=? error_type=timeout"
+
+
+def test_no_record_is_made_when_only_null_handlers_would_see_it() -> None:
+    made: list[logging.LogRecord] = []
+    factory = logging.getLogRecordFactory()
+
+    def counting(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        made.append(record)
+        return record
+
+    quiet = logging.getLogger("tests.failure_log.quiet")
+    quiet.propagate = False
+    quiet.addHandler(logging.NullHandler())
+    failure = ToolResult.failure("timeout", "slow", metadata={"tool_name": "t", "request_id": "r-1"})
+    logging.setLogRecordFactory(counting)
+    try:
+        log_tool_failure(quiet, failure)
+        assert made == []  # nobody would show it: nothing was built
+        shown_to: list[str] = []
+
+        class Collect(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                shown_to.append(record.getMessage())
+
+        quiet.addHandler(Collect())
+        log_tool_failure(quiet, failure)
+        assert shown_to == ["tool call failed: tool='t' request_id=r-1 error_type=timeout"]
+        assert len(made) == 1
+    finally:
+        logging.setLogRecordFactory(factory)
+
+
+def test_without_any_handler_the_last_resort_would_print_so_the_line_is_made() -> None:
+    from tools._failure_log import shown
+
+    bare = logging.getLogger("tests.failure_log.bare")
+    bare.propagate = False
+    assert bare.handlers == []
+    assert shown(bare, logging.WARNING)  # logging's last resort prints WARNING to stderr
+    assert not shown(bare, logging.INFO)
+    bare.setLevel(logging.ERROR)
+    assert not shown(bare, logging.WARNING)
+
+
+def test_the_library_loggers_print_nothing_until_the_application_configures_logging() -> None:
+    from tools._failure_log import shown
+
+    tools_logger = logging.getLogger("tools")
+    assert any(type(h) is logging.NullHandler for h in tools_logger.handlers)
+    registry_logger = logging.getLogger("tools.registry")
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = []
+    try:
+        assert not shown(registry_logger, logging.WARNING)
+        root.addHandler(logging.StreamHandler())
+        assert shown(registry_logger, logging.WARNING)
+    finally:
+        root.handlers = saved

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,13 @@ def result(name: Any, *, error: str | None = None, duration: Any = 1.0, started:
 
 
 def file_tools(path: Path) -> dict[str, Any]:
-    document = json.loads(path.read_text())
-    assert document["version"] == 1
-    tools: dict[str, Any] = document["tools"]
-    return tools
+    """What the file holds (snapshot and log), as another process reads it back."""
+    assert json.loads(path.read_text())["version"] == 2
+    reader = MetricsStore(path, flush_interval=None)
+    try:
+        return {name: stats.to_dict() for name, stats in reader.read_file().items()}
+    finally:
+        reader.close()
 
 
 def test_every_call_path_is_recorded_and_persisted_on_close(path: Path) -> None:
@@ -158,6 +162,9 @@ def test_distinct_tools_are_capped_in_memory_and_in_the_file(path: Path) -> None
     with MetricsStore(path, flush_interval=None, max_tools=3) as store:
         store.record(result("tool_1"))
         store.record(result("brand_new"))  # the file is full: counted under the overflow bucket
+        store.flush()  # appended to the log: a reader with the same cap folds it the same way
+        assert set(store.read_file()) == {"tool_0", "tool_1", "tool_2", OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET}
+        store.compact()  # and the snapshot itself keeps max_tools entries
     tools = file_tools(path)
     assert set(tools) == {"tool_0", "tool_1", "tool_2", OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET}
     assert (tools["tool_1"]["calls"], tools[OVERFLOW_BUCKET]["calls"]) == (2, 8)
@@ -244,7 +251,7 @@ def test_invalid_files_are_corrupt(path: Path, text: str | bytes) -> None:
 
 def test_a_newer_format_is_never_overwritten(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path.parent.mkdir(parents=True)
-    newer = '{"version": 2, "tools": {"a": {"calls": 5}}, "something": "new"}'
+    newer = '{"version": 3, "tools": {"a": {"calls": 5}}, "something": "new"}'
     path.write_text(newer)
     store = MetricsStore(path, flush_interval=None)
     store.record(result("a"))
@@ -308,11 +315,14 @@ def test_temp_files_of_killed_writers_are_removed(path: Path) -> None:
 
 
 def test_file_layout_is_stable_json(path: Path) -> None:
-    with MetricsStore(path, flush_interval=None) as store:
+    now = datetime(2026, 1, 20, tzinfo=timezone.utc)  # both calls are within 30 days of it
+    with MetricsStore(path, flush_interval=None, clock=lambda: now) as store:
         store.record(result("b", duration=2))
         store.record(result("a", error="timeout", started="2026-02-02T00:00:00+00:00"))
+        store.compact()
     document = json.loads(path.read_text())
-    assert list(document) == ["version", "updated_at", "tools"]
+    assert list(document) == ["version", "log", "updated_at", "tools", "series"]
+    assert document["version"] == 2 and document["log"].startswith("metrics.json.")
     assert list(document["tools"]) == ["a", "b"]
     assert document["tools"]["a"] == {
         "calls": 1,
@@ -329,6 +339,17 @@ def test_file_layout_is_stable_json(path: Path) -> None:
         "avg_duration_ms": 0.0,
     }
     assert document["tools"]["b"]["avg_duration_ms"] == 2.0  # an int duration is accepted
+    assert document["series"]["a"] == {
+        "2026-02-02T00": {
+            "calls": 1,
+            "failures": 1,
+            "duration_ms": 1.0,
+            "max_ms": 1.0,
+            "error_types": {"timeout": 1},
+            "histogram": [1] + [0] * 15,
+        }
+    }
+    assert list(document["series"]["b"]) == ["2026-01-01T00"]
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,12 @@ import tools.telemetry.report
 
 PUBLIC = [
     "DEFAULT_METRICS_PATH",
+    "LATENCY_BOUNDS_MS",
+    "HourBucket",
+    "MetricsHistory",
+    "ToolSummary",
+    "percentile",
+    "summarize",
     "OVERFLOW_BUCKET",
     "UNKNOWN_TOOL_BUCKET",
     "MetricsFileError",
