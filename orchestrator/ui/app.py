@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from orchestrator.ui import _tools
 from orchestrator.ui._events import Changes, event_stream, path_fingerprint
 from orchestrator.ui._form import parse_form, raw_field_error
+from orchestrator.ui._metrics import DEFAULT_WINDOW, WINDOWS, metrics_view, tool_charts
 from orchestrator.ui._render import Pages
 from orchestrator.ui._routing import agent_explain, routing_matrix
 from orchestrator.ui._svg import Bar, bar_chart
@@ -70,6 +71,7 @@ def create_app(sources: ConsoleSources, security: ConsoleSecurity) -> ASGIApp:
     _tool_routes(app, console)
     _routing_routes(app, console)
     _settings_routes(app, console)
+    _metrics_routes(app, console)
 
     @app.get("/")
     def home() -> Response:
@@ -235,6 +237,26 @@ async def _form(request: Request) -> dict[str, str]:
     return {key: value for key, value in (await request.form()).items() if isinstance(value, str)}
 
 
+# ---------------------------------------------------------------------- metrics
+
+
+def _metrics_routes(app: FastAPI, console: Console) -> None:
+    pages, sources = console.pages, console.sources
+
+    @app.get("/metrics")
+    def metrics_page(window: str = DEFAULT_WINDOW) -> Response:
+        view = metrics_view(sources, window)
+        return pages.page("metrics.html", title="Metrics", active="/metrics", view=view)
+
+    @app.get("/metrics/{name}")
+    def tool_metrics(name: str, window: str = DEFAULT_WINDOW) -> Response:
+        window = window if window in WINDOWS else DEFAULT_WINDOW
+        charts = tool_charts(sources, name, window)
+        return pages.page(
+            "metrics_tool.html", title=f"Metrics: {name}", active="/metrics", name=name, window=window, charts=charts
+        )
+
+
 # ---------------------------------------------------------------------- live updates
 
 
@@ -246,7 +268,9 @@ def _probes(sources: ConsoleSources) -> dict[str, Any]:
         probes["approvals"] = lambda: path_fingerprint([approvals.path])
     metrics_path = getattr(sources.metrics, "path", None)
     if isinstance(metrics_path, Path):
-        probes["metrics"] = lambda: path_fingerprint([metrics_path, metrics_path.with_name(metrics_path.name + ".log")])
+        probes["metrics"] = lambda: path_fingerprint(
+            [metrics_path, *sorted(metrics_path.parent.glob(metrics_path.name + ".*.log"))]
+        )
     if sources.settings is not None:
         settings = sources.settings
         probes["settings"] = lambda: path_fingerprint([settings.file.path, settings.approvals.path])
