@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Changes", "event_stream", "path_fingerprint"]
+
+logger = logging.getLogger(__name__)
 
 #: Topics the pages listen to.
 TOPICS: tuple[str, ...] = ("runs", "approvals", "metrics", "settings", "tools")
@@ -68,7 +71,8 @@ class Changes:
         for topic, probe in self._probes.items():
             try:
                 seen = probe()
-            except Exception:  # a store that cannot be read now: no change to report
+            except Exception as exc:  # a store that cannot be read now: no change to report
+                logger.debug("console: probing %s failed: %s", topic, exc)
                 continue
             with self._lock:
                 if topic in self._seen and self._seen[topic] != seen:

@@ -157,8 +157,7 @@ def _resolve(root: Mapping[str, Any], spec: Mapping[str, Any], depth: int = 0) -
         target = target.get(part) if isinstance(target, Mapping) else None
     if not isinstance(target, Mapping):
         return spec
-    merged = {**_resolve(root, target, depth + 1), **{k: v for k, v in spec.items() if k != "$ref"}}
-    return merged
+    return {**_resolve(root, target, depth + 1), **{k: v for k, v in spec.items() if k != "$ref"}}
 
 
 def _field(root: Mapping[str, Any], name: str, spec: Mapping[str, Any], required: bool) -> FormField:

@@ -78,12 +78,14 @@ def when(moment: datetime | str | None) -> str:
         return ""
     if isinstance(moment, str):
         try:
-            moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(moment.replace("Z", "+00:00"))
         except ValueError:
             return moment
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    else:
+        parsed = moment
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc)
+    return parsed.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def clip(text: object, limit: int = 120) -> str:

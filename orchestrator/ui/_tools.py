@@ -119,8 +119,8 @@ def tool_detail(sources: ConsoleSources, name: str, *, check: bool = False) -> T
     found = _adopted(sources).get(name)
     config = found.config if found is not None else None
     export = registry.to_openai_tools(names=[name], include_hidden=True)
-    function = export[0]["function"] if export else {"description": "", "parameters": {}}
-    parameters = function.get("parameters") or {"type": "object", "properties": {}}
+    function: dict[str, Any] = export[0]["function"] if export else {}
+    parameters: dict[str, Any] = function.get("parameters") or {"type": "object", "properties": {}}
     since = datetime.now(timezone.utc) - FIGURES_WINDOW
     row = ToolRow(
         manual=manual,
@@ -173,7 +173,7 @@ def call_tool(
         return CallOutcome(arguments, result=_shown(registry.call_tool_raw(name, arguments).to_dict(), sources))
     request = check.request(arguments)
     if decision not in ("approve", "approve_always"):
-        return CallOutcome(arguments, request=_redacted_request(request, sources))
+        return CallOutcome(arguments, request=shown_request(request, sources))
     policy = sources.policy
     if policy is None:  # pragma: no cover - a check came from a policy
         return CallOutcome(arguments, problem="no approval policy")
@@ -190,7 +190,7 @@ def _shown(envelope: dict[str, Any], sources: ConsoleSources) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"status": "error", "error": "unreadable result"}
 
 
-def _redacted_request(request: ApprovalRequest, sources: ConsoleSources) -> ApprovalRequest:
+def shown_request(request: ApprovalRequest, sources: ConsoleSources) -> ApprovalRequest:
     """The request as shown: its arguments masked like traces (the hashes stay the real ones').
 
     The preview (the code an install brings) is shown as it is, but for the secret values the

@@ -22,6 +22,7 @@ from orchestrator.ui._form import parse_form, raw_field_error
 from orchestrator.ui._metrics import DEFAULT_WINDOW, WINDOWS, metrics_view, tool_charts
 from orchestrator.ui._render import Pages
 from orchestrator.ui._routing import agent_explain, routing_matrix
+from orchestrator.ui._run_routes import add_run_routes
 from orchestrator.ui._svg import Bar, bar_chart
 from orchestrator.ui.security import ConsoleSecurity, SecurityMiddleware
 
@@ -53,6 +54,17 @@ class Console:
         """The page for something that does not exist."""
         return self.pages.page("error.html", status=404, title="Not found", active="", message=what)
 
+    @staticmethod
+    async def form(request: Request) -> dict[str, str]:
+        """The submitted form's fields (files are not accepted)."""
+        return {key: value for key, value in (await request.form()).items() if isinstance(value, str)}
+
+    def agent_types(self) -> list[str]:
+        """The agent types a run can be started for (those with a profile)."""
+        from tools.routing import DEFAULT_AGENT_PROFILES
+
+        return list(DEFAULT_AGENT_PROFILES)
+
 
 def create_app(sources: ConsoleSources, security: ConsoleSecurity) -> ASGIApp:
     """The console application over ``sources``, behind ``security``'s checks.
@@ -72,6 +84,7 @@ def create_app(sources: ConsoleSources, security: ConsoleSecurity) -> ASGIApp:
     _routing_routes(app, console)
     _settings_routes(app, console)
     _metrics_routes(app, console)
+    add_run_routes(app, console)
 
     @app.get("/")
     def home() -> Response:
@@ -105,7 +118,7 @@ def _tool_routes(app: FastAPI, console: Console) -> None:
 
     @app.post("/tools/{name}/call")
     async def call(name: str, request: Request) -> Response:
-        return await run_in_threadpool(_call, console, name, await _form(request))
+        return await run_in_threadpool(_call, console, name, await console.form(request))
 
 
 def _call(console: Console, name: str, form: dict[str, str]) -> Response:
@@ -151,9 +164,9 @@ def _routing_routes(app: FastAPI, console: Console) -> None:
     @app.get("/routing")
     def routing_page() -> Response:
         matrix = routing_matrix(sources)
-        chart = bar_chart(
-            [Bar(t.agent, t.tokens, f"{t.tokens} tokens · {t.tools} tools", f"/routing/{t.agent}") for t in matrix.tokens]
-        )
+        bars = [Bar(t.agent, t.tokens, f"{t.tokens} tokens · {t.tools} tools", f"/routing/{t.agent}")
+                for t in matrix.tokens]  # fmt: skip
+        chart = bar_chart(bars)
         return pages.page("routing.html", title="Routing", active="/routing", matrix=matrix, token_chart=chart)
 
     @app.get("/routing/{agent}")
@@ -200,7 +213,7 @@ def _settings_routes(app: FastAPI, console: Console) -> None:
 
     @app.post("/settings")
     async def save(request: Request) -> Response:
-        form = await _form(request)
+        form = await console.form(request)
         settings = sources.settings
         if settings is None:
             return console.not_found("This console was started without settings to change.")
@@ -211,7 +224,7 @@ def _settings_routes(app: FastAPI, console: Console) -> None:
 
     @app.post("/settings/trust")
     async def trust(request: Request) -> Response:
-        form = await _form(request)
+        form = await console.form(request)
         settings = sources.settings
         if settings is None:
             return console.not_found("This console was started without settings to change.")
@@ -222,7 +235,7 @@ def _settings_routes(app: FastAPI, console: Console) -> None:
 
     @app.post("/settings/untrust")
     async def untrust(request: Request) -> Response:
-        form = await _form(request)
+        form = await console.form(request)
         settings = sources.settings
         if settings is None:
             return console.not_found("This console was started without settings to change.")
@@ -230,11 +243,6 @@ def _settings_routes(app: FastAPI, console: Console) -> None:
         console.changes.bump("settings")
         said = problem or f"No longer trusted: {form.get('path', '')}"
         return await run_in_threadpool(render, status=409 if problem else 200, message=said, failed=bool(problem))
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """The submitted form's fields (files are not accepted)."""
-    return {key: value for key, value in (await request.form()).items() if isinstance(value, str)}
 
 
 # ---------------------------------------------------------------------- metrics
@@ -261,11 +269,19 @@ def _metrics_routes(app: FastAPI, console: Console) -> None:
 
 
 def _probes(sources: ConsoleSources) -> dict[str, Any]:
-    """What each topic watches: the files behind it."""
+    """What each topic watches: the files behind it (and what the runner has under way)."""
     probes: dict[str, Any] = {}
+    runs_dir = getattr(sources.runs, "directory", None)
+    runner = sources.runner
+    watched: list[Path] = []
+    if isinstance(runs_dir, Path):
+        watched = [runs_dir, runs_dir.parent / "paused"]
+    if watched or runner is not None:
+        probes["runs"] = lambda: (path_fingerprint(watched), runner.version() if runner is not None else 0)
     approvals = sources.approvals
-    if approvals is not None:
-        probes["approvals"] = lambda: path_fingerprint([approvals.path])
+    if approvals is not None or watched:
+        files = [*watched, *([approvals.path] if approvals is not None else [])]
+        probes["approvals"] = lambda: path_fingerprint(files)
     metrics_path = getattr(sources.metrics, "path", None)
     if isinstance(metrics_path, Path):
         probes["metrics"] = lambda: path_fingerprint(
@@ -279,4 +295,8 @@ def _probes(sources: ConsoleSources) -> dict[str, Any]:
 
 def _pending_count(sources: ConsoleSources) -> int:
     """How many calls wait for a person (the navigation badge)."""
-    return 0
+    from orchestrator.ui._runs import pending_count
+
+    if sources.runs is None:
+        return 0
+    return pending_count(sources.runs.list(status="paused", limit=None))

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from orchestrator.service import OrchestratorService
@@ -141,9 +141,7 @@ class ServiceRunner:
         max_workers: Runs and resumes under way at once.
     """
 
-    def __init__(
-        self, services: ServiceFactory, *, data_dir: Path, signer: StateSigner, max_workers: int = 2
-    ) -> None:
+    def __init__(self, services: ServiceFactory, *, data_dir: Path, signer: StateSigner, max_workers: int = 2) -> None:
         self._services = services
         self._paused_dir = Path(data_dir) / "paused"
         self._data_dir = Path(data_dir)
@@ -240,7 +238,7 @@ class ServiceRunner:
         if path is not None and log is not None:
             log.note_state_file(run.run_id, path)
 
-    def _state(self, run_id: str) -> object:
+    def _state(self, run_id: str) -> dict[str, Any]:
         """The saved state of ``run_id`` (as JSON data; verified by whoever reads it)."""
         from orchestrator.graph.state import ResumeError
 
@@ -260,9 +258,12 @@ class ServiceRunner:
         if len(raw) > _MAX_STATE_BYTES:
             raise ResumeError(f"{path} is larger than {_MAX_STATE_BYTES} bytes: not a paused run's state")
         try:
-            return json.loads(raw)
+            state = json.loads(raw)
         except ValueError as exc:
             raise ResumeError(f"{path} is not JSON ({exc}); nothing was run") from None
+        if not isinstance(state, dict):
+            raise ResumeError(f"{path} is not a paused run's state (not a JSON object); nothing was run")
+        return state
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -283,9 +284,7 @@ class ServiceRunner:
     ) -> None:
         from dataclasses import replace
 
-        done = replace(
-            activity, run_id=run_id or activity.run_id, finished_at=_now(), outcome=outcome, problem=problem
-        )
+        done = replace(activity, run_id=run_id or activity.run_id, finished_at=_now(), outcome=outcome, problem=problem)
         with self._lock:
             try:
                 self._activities[self._activities.index(activity)] = done

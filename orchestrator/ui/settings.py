@@ -154,7 +154,7 @@ class SettingsSources:
             level, errors["freedom"] = None, str(exc)
         override = self.env.get(FREEDOM_VARIABLE, "").strip()
         if override:
-            notes["freedom"] = f"{FREEDOM_VARIABLE}={override[:20]} overrides the stored level in this console's environment"
+            notes["freedom"] = f"{FREEDOM_VARIABLE}={override[:20]} overrides the stored level in this environment"
         try:
             stored = self.file.load().max_subagent_iterations
         except TooldeckError as exc:
@@ -257,14 +257,9 @@ class SettingsSources:
         if store is None:
             return "this console has no registry files to trust"
         _, project, problem = self.trusted_files()
-        if problem is not None or project is None:
-            return problem or "no project file"
-        if project.problem is not None:
-            return project.problem
-        if project.sha256 is None:
-            return f"there is no project registry at {project.path}: nothing to trust"
-        if project.sha256 != shown_sha256:
-            return f"{project.path} changed since it was shown; review it again before trusting it"
+        problem = problem or _untrustable(project, shown_sha256)
+        if problem is not None:
+            return problem
         try:
             store.trust.trust(store.project_path, shown_sha256)
         except TooldeckError as exc:
@@ -297,7 +292,8 @@ class SettingsSources:
         if not shown.iterations:
             return None
         try:
-            return Settings(max_subagent_iterations=shown.iterations).max_subagent_iterations
+            given: dict[str, Any] = {"max_subagent_iterations": shown.iterations}  # text, read as the variable is
+            return Settings(**given).max_subagent_iterations
         except SettingsError as exc:
             problem = exc.problems[0] if exc.problems else {}
             described = Settings.model_fields["max_subagent_iterations"].description
@@ -332,6 +328,19 @@ class SettingsSources:
     def _new_routing_path(self) -> Path:
         base = self.config_dir if self.config_dir is not None else self.file.path.parent
         return base / DEFAULT_ROUTING_FILE
+
+
+def _untrustable(project: ProjectFile | None, shown_sha256: str) -> str | None:
+    """Why ``project`` cannot be trusted as shown (None: it can)."""
+    if project is None:
+        return "no project file"
+    if project.problem is not None:
+        return project.problem
+    if project.sha256 is None:
+        return f"there is no project registry at {project.path}: nothing to trust"
+    if project.sha256 != shown_sha256:
+        return f"{project.path} changed since it was shown; review it again before trusting it"
+    return None
 
 
 def _parse(text: str, path: Path) -> Any:

@@ -110,7 +110,9 @@ def build_app(plugins: Sequence[EntryPoint] | None = None) -> typer.Typer:
         try:
             entry.load()(app)
         except Exception as exc:  # a broken add-on must not take tooldeck down
-            logger.warning("tooldeck command %r (%s) not added: %s: %s", entry.name, entry.value, type(exc).__name__, exc)
+            logger.warning(
+                "tooldeck command %r (%s) not added: %s: %s", entry.name, entry.value, type(exc).__name__, exc
+            )
     return app
 
 

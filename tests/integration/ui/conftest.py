@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _browser import severe_console_messages, start_browser, wait_for, why_no_browser  # noqa: E402
-from _server import RunningConsole, serve  # noqa: E402
-
-from orchestrator.stored_settings import SettingsFile  # noqa: E402
-from orchestrator.ui import ConsoleSources, SettingsSources  # noqa: E402
-from tools import LocalToolRegistry  # noqa: E402
-from tools.approvals import ApprovalPolicy, ApprovalsStore  # noqa: E402
+from tests.integration.ui._browser import severe_console_messages, start_browser, why_no_browser
+from tests.integration.ui._harness import ConsoleHarness
 
 SCREENSHOTS_VARIABLE = "TOOLDECK_UI_SCREENSHOTS"
 
@@ -68,43 +60,6 @@ def shoot(browser: Any, screenshot_dir: Path) -> Callable[[str], Path]:
         return path
 
     return take
-
-
-class ConsoleHarness:
-    """Builds the sources of a console over files in a temporary directory, and serves it."""
-
-    def __init__(self, root: Path, browser: Any) -> None:
-        self.root = root
-        self.browser = browser
-        self.env = {"XDG_CONFIG_HOME": str(root / "config"), "HOME": str(root / "home")}
-        self.approvals = ApprovalsStore.from_env(self.env)
-        self.running: list[RunningConsole] = []
-
-    def registry(self) -> LocalToolRegistry:
-        """A registry with the approval policy of these files (stored level, else medium)."""
-        return LocalToolRegistry(policy=ApprovalPolicy(None, self.approvals))
-
-    def settings(self) -> SettingsSources:
-        """The Settings page's files."""
-        return SettingsSources(file=SettingsFile.from_env(self.env), approvals=self.approvals, env=self.env)
-
-    def start(self, sources: ConsoleSources) -> RunningConsole:
-        """Serve ``sources`` and sign the browser in (the URL with the token, as printed)."""
-        console = serve(sources)
-        self.running.append(console)
-        self.browser.get(console.login_url)
-        wait_for(self.browser, lambda d: d.current_url.startswith(console.url) and "token=" not in d.current_url)
-        return console
-
-    def open(self, console: RunningConsole, path: str) -> None:
-        """Open a page of ``console`` and wait until it is loaded."""
-        self.browser.get(console.url + path)
-        wait_for(self.browser, lambda d: d.execute_script("return document.readyState") == "complete")
-
-    def stop(self) -> None:
-        self.browser.get("about:blank")  # close the pages' event streams first
-        for console in self.running:
-            console.stop()
 
 
 @pytest.fixture

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _browser import wait_for
-from conftest import ConsoleHarness
 
 from orchestrator.stored_settings import SettingsFile
 from orchestrator.ui import ConsoleSources
+from tests.integration.ui._browser import wait_for
+from tests.integration.ui._harness import ConsoleHarness
 from tools import LocalToolRegistry
 from tools.approvals import FreedomLevel
 from tools.builtin.math import MathSolverTool
 from tools.manual import ToolCategory, ToolManual
 
-HOSTILE = "<script>window.pwned = 1</script></script><img src=x onerror=\"window.pwned = 2\">"
+HOSTILE = '<script>window.pwned = 1</script></script><img src=x onerror="window.pwned = 2">'
 
 
 def _registry(harness: ConsoleHarness, written: list[str]) -> LocalToolRegistry:
@@ -56,9 +56,7 @@ def _call_form(browser: Any, value: str) -> None:
     browser.find_element(By.ID, "call-button").click()
 
 
-def test_the_tools_page_lists_every_tool_with_its_manual_and_filters(
-    harness: ConsoleHarness, shoot: Any
-) -> None:
+def test_the_tools_page_lists_every_tool_with_its_manual_and_filters(harness: ConsoleHarness, shoot: Any) -> None:
     from selenium.webdriver.common.by import By
 
     console = harness.start(ConsoleSources(registry=_registry(harness, []), settings=harness.settings()))

@@ -90,7 +90,8 @@ def test_a_submitted_form_becomes_typed_arguments_and_empty_fields_are_left_out(
         "arg.where": "",
     }
     arguments, shown = parse_form(fields, form)
-    assert arguments == {"city": "Lisbon", "units": "imperial", "days": 5, "ratio": 0.5, "exact": True, "tags": ["a", "b"]}
+    expected = {"city": "Lisbon", "units": "imperial", "days": 5, "ratio": 0.5, "exact": True, "tags": ["a", "b"]}
+    assert arguments == expected
     assert {f.name: f.value for f in shown}["days"] == "5"
 
 

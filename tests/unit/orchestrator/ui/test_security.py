@@ -123,7 +123,8 @@ def test_a_change_without_the_csrf_token_is_refused(signed_in: TestClient) -> No
     assert "CSRF" in response.text
     response = signed_in.post("/change", data={"value": "1", "csrf_token": "0" * 64}, headers={"Origin": ORIGIN})
     assert response.status_code == 403
-    response = signed_in.post("/change", content=b'{"value": 1}', headers={"Origin": ORIGIN, "Content-Type": "application/json"})
+    as_json = {"Origin": ORIGIN, "Content-Type": "application/json"}
+    response = signed_in.post("/change", content=b'{"value": 1}', headers=as_json)
     assert response.status_code == 403
 
 

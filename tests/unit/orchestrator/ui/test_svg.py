@@ -52,7 +52,7 @@ def test_line_chart_leaves_gaps_where_there_is_no_value() -> None:
     p50 = Series("p50", "p50", [(h, v) for h, v in zip(hours, [10.0, 12.0, None, 8.0, 9.0], strict=True)])
     p95 = Series("p95", "p95", [(h, v) for h, v in zip(hours, [40.0, 80.0, None, 30.0, 35.0], strict=True)])
     root = _parse(str(line_chart([p50, p95], unit="ms", title="latency")))
-    lines = [p for p in root.iter(f"{NS}polyline")]
+    lines = list(root.iter(f"{NS}polyline"))
     assert [p.get("class") for p in lines] == ["p50", "p50", "p95", "p95"]
     assert all(len(p.get("points", "").split()) == 2 for p in lines)
     assert len(list(root.iter(f"{NS}circle"))) == 8
