@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+#: A host name the browser resolves to 127.0.0.1 (see ``--host-resolver-rules``).
+REBIND_HOST = "rebind.test"
 #: The flags of every browser started here.
 CHROMIUM_FLAGS = (
     "--headless=new",
@@ -25,6 +27,8 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--no-first-run",
     "--window-size=1400,1000",
+    # A name that resolves to this machine, as an attacker's would after DNS rebinding.
+    f"--host-resolver-rules=MAP {REBIND_HOST} 127.0.0.1",
 )
 _BROWSERS = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 _DRIVERS = ("chromedriver", "/usr/lib/chromium/chromedriver", "/usr/bin/chromedriver")

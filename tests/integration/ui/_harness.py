@@ -22,6 +22,8 @@ class ConsoleHarness:
         self.env = {"XDG_CONFIG_HOME": str(root / "config"), "HOME": str(root / "home")}
         self.approvals = ApprovalsStore.from_env(self.env)
         self.running: list[RunningConsole] = []
+        #: The test makes the console refuse requests (the browser logs those as errors).
+        self.refusals_expected = False
 
     def registry(self) -> LocalToolRegistry:
         """A registry with the approval policy of these files (stored level, else medium)."""
