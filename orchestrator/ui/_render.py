@@ -1,10 +1,11 @@
 """Server-rendered pages: one Jinja2 environment, autoescaped, strict about undefined names.
 
 Everything a tool, a model or a person wrote reaches a page through Jinja's autoescape; no
-template marks such text ``|safe``. JSON handed to the page's script goes through ``tojson``
-(which escapes ``<``, ``>``, ``&`` and ``'``), inside ``<script type="application/json">``.
-The only markup built in Python is the server-drawn SVG of :mod:`orchestrator.ui._svg`,
-which escapes every text it places (it is marked safe there, once, as :class:`markupsafe.Markup`).
+template marks such text ``|safe``. Pages carry no inline script and no JSON in script tags
+(the page's script reads ``data-`` attributes, escaped like any attribute); the
+Content-Security-Policy forbids inline script anyway. The only markup built in Python is the
+server-drawn SVG of :mod:`orchestrator.ui._svg`, which escapes every text it places (it is
+marked safe there, once, as :class:`markupsafe.Markup`).
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ class ToolRow:
     came_from: str
     adopted: bool
     figures: ToolFigures | None
+    description: str = ""
 
     @property
     def name(self) -> str:
@@ -98,6 +99,7 @@ def tool_rows(sources: ConsoleSources, *, now: datetime | None = None) -> list[T
     for manual in registry.manuals():
         name = manual.name
         found = adopted.get(name)
+        tool = registry.get_tool(name)
         rows.append(
             ToolRow(
                 manual=manual,
@@ -105,6 +107,7 @@ def tool_rows(sources: ConsoleSources, *, now: datetime | None = None) -> list[T
                 came_from=_came_from(sources, name, manual, found),
                 adopted=found is not None,
                 figures=_figures(sources.metrics, name, since, sources.secrets),
+                description=(tool.description if tool is not None else "") or manual.description,
             )
         )
     return rows

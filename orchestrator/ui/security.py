@@ -29,7 +29,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -152,13 +152,11 @@ class SecurityMiddleware:
     Args:
         app: The console application.
         security: Its credentials.
-        public_paths: Paths served without the token (none by default).
     """
 
-    def __init__(self, app: ASGIApp, security: ConsoleSecurity, *, public_paths: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, security: ConsoleSecurity) -> None:
         self.app = app
         self.security = security
-        self.public_paths = frozenset(public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the request, then hand it to the app with the security headers added."""
@@ -180,9 +178,6 @@ class SecurityMiddleware:
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         if "token" in query and method in ("GET", "HEAD"):
             await self._login(scope, query, send)
-            return
-        if scope["path"] in self.public_paths:
-            await self.app(scope, receive, send)
             return
         if not self.security.token_matches(_cookie(headers, self.security.cookie_name)):
             await _refuse(

@@ -35,7 +35,7 @@
     const regions = regionsFor(topic);
     if (!regions.length) return;
     if (reloading) return;
-    reloading = fetch(window.location.href, { credentials: "same-origin", headers: { "X-Console-Refresh": "1" } })
+    reloading = fetch(window.location.href, { credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (text) {
         if (text === null) return;

@@ -1,0 +1,102 @@
+"""Every page over hostile text: it renders, and what tools, models and files wrote is escaped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient
+
+from orchestrator.stored_settings import SettingsFile
+from orchestrator.ui import ConsoleSecurity, ConsoleSources, SettingsSources, create_app
+from tools import LocalToolRegistry, ToolResult
+from tools.approvals import ApprovalPolicy, ApprovalsStore
+from tools.manual import ToolManual
+from tools.telemetry import MetricsStore
+
+TOKEN = "a-token-of-thirty-two-characters"
+ORIGIN = "http://127.0.0.1:8777"
+SCRIPT = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    approvals = ApprovalsStore(tmp_path / "approvals.json")
+    metrics = MetricsStore(tmp_path / "metrics.json", flush_interval=None)
+    registry = LocalToolRegistry(policy=ApprovalPolicy(None, approvals), metrics=metrics)
+
+    def lookup(query: str) -> dict[str, str]:
+        """Look something up."""
+        return {"found": SCRIPT, "query": query}
+
+    description = f'Finds things {SCRIPT} and "quotes" & <b>bold</b>'
+    registry.register(lookup, description=description, manual=ToolManual(name="lookup", capabilities=(SCRIPT,)))
+    metrics.record(ToolResult.failure("upstream_error", f"upstream said {SCRIPT}", metadata={"tool_name": "lookup"}))
+    metrics.flush()
+    settings = SettingsSources(file=SettingsFile(tmp_path / "settings.json"), approvals=approvals)
+    sources = ConsoleSources(registry=registry, metrics=metrics, settings=settings)
+    with TestClient(create_app(sources, ConsoleSecurity(token=TOKEN, port=8777)), base_url=ORIGIN) as test_client:
+        test_client.get(f"/?token={TOKEN}")
+        yield test_client
+    metrics.close()
+
+
+PAGES = [
+    "/tools",
+    "/tools/lookup",
+    "/routing",
+    "/routing/reviewer",
+    "/metrics",
+    "/metrics?window=30d",
+    "/metrics/lookup?window=24h",
+    "/settings",
+    "/runs",
+    "/approvals",
+]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_renders_escaped_with_only_the_console_script(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 200, response.text[-2000:]
+    page = response.text
+    assert "<script>alert" not in page
+    assert "<b>bold</b>" not in page
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/console.js" defer>']
+    assert TOKEN not in page  # the token never appears in a page (only its CSRF derivative)
+
+
+def test_hostile_text_is_shown_as_text(client: TestClient) -> None:
+    tools = client.get("/tools").text
+    assert "Finds things &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in tools
+    assert "upstream said &lt;script&gt;" in tools
+    tool = client.get("/tools/lookup").text
+    assert "&lt;b&gt;bold&lt;/b&gt;" in tool
+    called = client.post(
+        "/tools/lookup/call",
+        data={"arg.query": SCRIPT, "csrf_token": _csrf(client)},
+        headers={"Origin": ORIGIN},
+    )
+    assert called.status_code == 200
+    assert "needs your approval" in called.text  # undeclared: moderate, held at the default level
+
+
+def _csrf(client: TestClient) -> str:
+    match = re.search(r'name="csrf-token" content="([0-9a-f]{64})"', client.get("/tools").text)
+    assert match is not None
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [("/tools/nothing", "No tool named"), ("/routing/nobody", "No agent type"), ("/runs/run_x", "is recorded")],
+)
+def test_what_does_not_exist_is_a_404_page(client: TestClient, path: str, said: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert said in response.text
