@@ -105,7 +105,8 @@ def test_serve_mcp_serves_the_adopted_tools(tooldeck: Tooldeck, project: Path, b
     from tools.external.mcp import MCPToolset
 
     assert tooldeck("catalog", "sync", "--binaries", f"bin={binaries}").code == 0
-    assert tooldeck("adopt", "bin:word_count").code == 0
+    # The operator declares it read-only: serve-mcp applies the freedom level (medium) too.
+    assert tooldeck("adopt", "bin:word_count", "--risk", "safe", "--read-only").code == 0
     env = base_env(tmp_path / "home")
     command = [sys.executable, "-m", "tools.cli", "--project-dir", str(project), "serve-mcp"]
     with MCPToolset(

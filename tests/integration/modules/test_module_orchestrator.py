@@ -15,6 +15,7 @@ import pytest
 
 from orchestrator import OrchestratorService, Settings
 from tests.integration.modules._worker_driver import install_signed
+from tools.approvals import ApprovedCall
 
 WHERE_AM_I = """
 import os
@@ -56,5 +57,12 @@ def test_an_enabled_module_runs_in_a_worker_of_its_own(tmp_path: Path, monkeypat
         assert listed.ok, listed.error
         (row,) = [m for m in listed.data["modules"] if m["module_id"] == "whereami"]
         assert (row["loaded"], row.get("load_error")) == (True, None), row
-        module = service.registry.call_tool("module_admin", action="enable", module_id="whereami")
+        arguments = {"action": "enable", "module_id": "whereami"}
+        version_hash = service.registry.tool_version_hash("module_admin")
+        assert version_hash is not None
+        # enable is dangerous: it runs only as a person approved it
+        held = service.registry.call_tool("module_admin", **arguments)
+        assert held.error is not None and held.error.type == "permission_denied"
+        approved = ApprovedCall.of("module_admin", arguments, version_hash)
+        module = service.registry.call_tool_raw("module_admin", arguments, approved=approved)
         assert module.data["loaded"] is True

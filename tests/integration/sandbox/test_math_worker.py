@@ -219,12 +219,12 @@ def test_default_tool_owns_and_closes_its_pool() -> None:
     registry = LocalToolRegistry()
     registry.register(tool)
     try:
-        assert registry("math_solver", expression="12*(3+4)")["data"]["result"] == "84"
+        assert registry("math_solver", expression="sqrt(16)")["data"]["result"] == "4"  # the worker's
         started = _pids(tool._engine)  # type: ignore[arg-type]
         assert len(started) == 1
     finally:
         tool.close()
     assert _worker_children(started) == []
-    closed = registry("math_solver", expression="1")
+    closed = registry("math_solver", expression="sqrt(9)")  # the worker's, which is shut down
     assert closed["status"] == "error"
     assert "shut down" in closed["error"]

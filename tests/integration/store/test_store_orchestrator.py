@@ -27,6 +27,7 @@ def _cli(tool_id: str) -> ToolConfig:
             "description": "Print a text.",
             "capabilities": ["echo"],
             "cli": {"command": ["echo"], "actions": {"say": {"args": ["{text}"]}}},
+            "manual": {"risk": "safe", "mutating": False},  # the operator's word: runs at medium
         }
     )
 
