@@ -27,7 +27,8 @@ import re
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -151,6 +152,7 @@ class ServiceRunner:
         self._resuming: set[str] = set()
         self._activities: deque[Activity] = deque(maxlen=_KEPT_ACTIVITIES)
         self._version = 0
+        self._under_way: set[Future[None]] = set()
 
     def __repr__(self) -> str:
         return f"ServiceRunner({str(self._data_dir)!r})"
@@ -183,7 +185,7 @@ class ServiceRunner:
     def ask(self, question: str, agent: str | None = None) -> None:
         """See `AgentRunner.ask`."""
         activity = self._begin(Activity("asking", question, _now()))
-        self._pool.submit(self._ask, question, agent, activity)
+        self._submit(self._ask, question, agent, activity)
 
     def decide(self, run_id: str, decisions: Mapping[str, Approve | Deny]) -> None:
         """See `AgentRunner.decide`."""
@@ -192,11 +194,28 @@ class ServiceRunner:
                 raise RunnerBusyError(f"run {run_id} is being resumed already; wait for it to finish")
             self._resuming.add(run_id)
         activity = self._begin(Activity("resuming", run_id, _now(), run_id=run_id))
-        self._pool.submit(self._resume, run_id, dict(decisions), activity)
+        self._submit(self._resume, run_id, dict(decisions), activity)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until nothing is under way (or ``timeout`` seconds); True when nothing is."""
+        with self._lock:
+            pending = set(self._under_way)
+        _, left = futures_wait(pending, timeout=timeout)
+        return not left
 
     def close(self) -> None:
         """See `AgentRunner.close`."""
         self._pool.shutdown(wait=True)
+
+    def _submit(self, work: Callable[..., None], *args: Any) -> None:
+        future = self._pool.submit(work, *args)
+        with self._lock:
+            self._under_way.add(future)
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._under_way.discard(future)
 
     # ------------------------------------------------------------------ work
 
