@@ -42,7 +42,8 @@ class NoteTaker:
             self.told.append(str(last["content"]))
             return ChatResponse(message={"role": "assistant", "content": f"told: {last['content']}"})
         question = next(m["content"] for m in reversed(messages) if m.get("role") == "user")
-        call = {"id": "call_1", "type": "function", "function": {"name": "write_note", "arguments": json.dumps({"text": question})}}  # fmt: skip
+        function = {"name": "write_note", "arguments": json.dumps({"text": question})}
+        call = {"id": "call_1", "type": "function", "function": function}
         return ChatResponse(message={"role": "assistant", "content": None, "tool_calls": [call]})
 
 
