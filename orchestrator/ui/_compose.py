@@ -113,6 +113,7 @@ def console_sources(
                 registry_files=RegistryStore.from_env(env, project_dir=project_dir),
             ),
             provenance=_provenance(registries, own),
+            unavailable=dict(service.skipped),
             secrets=tuple(secrets),
         )
     except BaseException:

@@ -237,6 +237,18 @@ def _adopted(sources: ConsoleSources) -> dict[str, _Adopted]:
     return found
 
 
+def project_notice(sources: ConsoleSources) -> str | None:
+    """What to say when this project's registry file is not used (untrusted or changed)."""
+    from tools.errors import TooldeckError
+
+    if sources.adopted is None:
+        return None
+    try:
+        return sources.adopted.store.project_trust().notice("tooldeck trust (or the Settings page)")
+    except TooldeckError as exc:
+        return str(exc)
+
+
 def _came_from(sources: ConsoleSources, name: str, manual: ToolManual, adopted: _Adopted | None) -> str:
     if adopted is not None:
         config = adopted.config

@@ -107,7 +107,15 @@ def _tool_routes(app: FastAPI, console: Console) -> None:
     @app.get("/tools")
     def tools_page() -> Response:
         rows = _tools.tool_rows(sources)
-        return pages.page("tools.html", title="Tools", active="/tools", rows=rows, windowed=_tools.FIGURES_WINDOW)
+        return pages.page(
+            "tools.html",
+            title="Tools",
+            active="/tools",
+            rows=rows,
+            windowed=_tools.FIGURES_WINDOW,
+            unavailable=sorted(sources.unavailable.items()),
+            project_notice=_tools.project_notice(sources),
+        )
 
     @app.get("/tools/{name}")
     def tool_page(name: str, check: int = 0) -> Response:

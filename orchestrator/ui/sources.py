@@ -52,6 +52,8 @@ class ConsoleSources:
         settings: What the Settings page edits (None: settings are read-only).
         provenance: Where each tool came from, by name, for tools not adopted (e.g. the
             ``--registry`` that brought them); the rest say ``builtin``.
+        unavailable: Tools that could not be registered, by name, and why (an optional
+            dependency missing, an adopted tool that cannot be built).
         secrets: Values masked wherever they would be shown (API keys in use).
     """
 
@@ -65,6 +67,7 @@ class ConsoleSources:
     readiness: Callable[[str], ReadinessCheck] | None = None
     settings: SettingsSources | None = None
     provenance: Mapping[str, str] = field(default_factory=dict)
+    unavailable: Mapping[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -100,3 +100,21 @@ def test_what_does_not_exist_is_a_404_page(client: TestClient, path: str, said: 
     response = client.get(path)
     assert response.status_code == 404
     assert said in response.text
+
+
+def test_an_untrusted_project_file_and_unavailable_tools_are_said(tmp_path: Path) -> None:
+    from tools.store import RegistryService, RegistryStore
+
+    project = tmp_path / "project" / ".tooldeck" / "registry.json"
+    project.parent.mkdir(parents=True)
+    project.write_text('{"version": 1, "tools": {}}')
+    env = {"HOME": str(tmp_path / "home")}
+    adopted = RegistryService(RegistryStore.from_env(env, project_dir=tmp_path / "project"), env=env)
+    sources = ConsoleSources(
+        registry=LocalToolRegistry(), adopted=adopted, unavailable={"web": "install the web extra: <pip>"}
+    )
+    with TestClient(create_app(sources, ConsoleSecurity(token=TOKEN, port=8777)), base_url=ORIGIN) as client:
+        page = client.get(f"/tools?token={TOKEN}").text
+    assert f"{project} is not trusted" in page
+    assert "<b>web</b>: install the web extra: &lt;pip&gt;" in page
+    adopted.close()
