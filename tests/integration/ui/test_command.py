@@ -75,7 +75,8 @@ def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, subproces
     try:
         assert process.stdout is not None
         first = process.stdout.readline()  # blocks until the console printed its URL (or exited)
-        assert first.startswith("tooldeck console: http://127.0.0.1:"), first + (process.stderr.read() if process.stderr else "")
+        said = first + (process.stderr.read() if process.stderr and not first else "")
+        assert first.startswith("tooldeck console: http://127.0.0.1:"), said
         yield first.split(": ", 1)[1].strip(), process
     finally:
         if process.poll() is None:
@@ -92,7 +93,7 @@ def test_the_console_prints_its_url_and_serves_only_with_the_token(served: tuple
     base, token = url.split("/?token=")
     assert len(token) >= 40
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(base + "/tools", timeout=START_TIMEOUT)  # noqa: S310 - a loopback URL
+        urllib.request.urlopen(base + "/tools", timeout=START_TIMEOUT)
     assert refused.value.code == 401
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     with opener.open(url, timeout=START_TIMEOUT) as page:  # the cookie, then the Tools page

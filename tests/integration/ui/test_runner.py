@@ -114,7 +114,7 @@ def test_a_paused_run_is_approved_once_even_when_decided_twice(tmp_path: Path) -
         assert runner.wait(WAIT)
         assert setup.written == ["buy milk"]
         assert runner.activities()[0].outcome == "answered"
-        assert setup.told == ["{\"status\":\"success\",\"data\":\"wrote 'buy milk'\"}"]
+        assert setup.told == ['{"status":"success","data":"wrote \'buy milk\'"}']
         assert not (setup.data / "paused" / f"{run_id}.json").exists()
         assert "no saved state" in (runner.held(run_id).problem or "")
     finally:
