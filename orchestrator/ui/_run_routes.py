@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
@@ -13,6 +13,7 @@ from orchestrator.ui._runs import run_list, run_page
 
 if TYPE_CHECKING:
     from orchestrator.ui.app import Console
+    from orchestrator.ui.runner import Activity
 
 __all__ = ["add_run_routes"]
 
@@ -36,7 +37,7 @@ def _runs(app: FastAPI, console: Console) -> None:
             title="Runs",
             active="/runs",
             runs=run_list(sources, status=status, kind=kind),
-            activities=runner.activities()[:10] if runner is not None else [],
+            activities=_shown_activities(console)[:10],
             can_ask=runner is not None,
             agents=console.agent_types(),
             ask_problem=problem,
@@ -116,8 +117,21 @@ def _approval_routes(app: FastAPI, console: Console) -> None:
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
 
-def _latest_activity(console: Console, run_id: str) -> Any:
+def _shown_activities(console: Console) -> list[Activity]:
+    """The runner's recent activities, their problems masked like traces."""
+    from dataclasses import replace
+
+    from tools.telemetry import redact_data
+
     runner = console.sources.runner
     if runner is None:
-        return None
-    return next((a for a in runner.activities() if a.run_id == run_id), None)
+        return []
+    secrets = console.sources.secrets
+    return [
+        replace(a, problem=redact_data(a.problem, secrets), subject=redact_data(a.subject, secrets))
+        for a in runner.activities()
+    ]
+
+
+def _latest_activity(console: Console, run_id: str) -> Activity | None:
+    return next((a for a in _shown_activities(console) if a.run_id == run_id), None)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 LOOPBACK_NAMES: frozenset[str] = frozenset({"localhost", "127.0.0.1", "::1"})
 #: Shortest token accepted from ``--token``.
 MIN_TOKEN_CHARS = 16
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~-]+")
 #: Largest form body read for its CSRF token.
 MAX_FORM_BYTES = 1 << 20
 _CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -102,6 +104,11 @@ class ConsoleSecurity:
             raise ValueError(
                 f"the console token must have at least {MIN_TOKEN_CHARS} characters (got {len(self.token)}); "
                 "leave --token out for a random one"
+            )
+        if not _TOKEN_CHARS.fullmatch(self.token):
+            raise ValueError(
+                "the console token may hold only letters, digits and . _ ~ - (it goes into a URL and a cookie); "
+                "e.g. the output of `openssl rand -hex 24`"
             )
 
     @property

@@ -163,6 +163,8 @@ def test_tokens_are_long_and_random_and_short_ones_are_refused() -> None:
     assert len(first) >= 40
     with pytest.raises(ValueError, match="at least 16 characters"):
         ConsoleSecurity(token="short", port=1)
+    with pytest.raises(ValueError, match="only letters, digits"):
+        ConsoleSecurity(token="a token; Path=/ with spaces", port=1)
     security = ConsoleSecurity(token=TOKEN, port=1)
     assert TOKEN not in security.csrf_token
     assert security.token_matches(TOKEN)
