@@ -20,20 +20,27 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from orchestrator import _approval_cli
 from orchestrator.agents import add_pipeline_arguments, run_pipeline_command
 from orchestrator.agents.paused import is_pipeline_state
-from orchestrator.graph import AgentRun, FileClaimStore, PausedRun, ResumeError
+from orchestrator.graph import AgentRun, PausedRun, ResumeError
 from orchestrator.graph._content import wire_safe
-from orchestrator.graph.claims import CLAIMS_FILE
+from orchestrator.graph.claims import claims_beside
 from orchestrator.llm import ChatModelError
-from orchestrator.service import OrchestratorService, ServiceConfigError, approval_policy, build_chat_model
+from orchestrator.service import (
+    OrchestratorService,
+    ServiceConfigError,
+    approval_policy,
+    build_chat_model,
+    result_budget,
+)
 from orchestrator.settings import Settings
 
 if TYPE_CHECKING:
-    from tools.approvals import StateSigner
+    from tools.approvals import ApprovalsBackend, StateSigner
     from tools.store import RegistryService
 
 __all__ = ["EXIT_AWAITING", "EXIT_BUDGET", "EXIT_CONFIG", "EXIT_INTERNAL", "EXIT_MODEL", "EXIT_OK", "main"]
@@ -69,7 +76,8 @@ environment: TOOLDECK_BASE_URL, TOOLDECK_MODEL, TOOLDECK_API_KEY_ENV,
 TOOLDECK_TOOL_CHOICE, TOOLDECK_DATA_DIR, TOOLDECK_CONTEXT_URL,
 TOOLDECK_CONTEXT_API_KEY, TOOLDECK_MAX_ITERATIONS, TOOLDECK_MAX_PARALLEL,
 TOOLDECK_CALL_TIMEOUT, TOOLDECK_MODEL_TIMEOUT, TOOLDECK_STRICT, TOOLDECK_FREEDOM,
-BRAVE_API_KEY, SEARXNG_URL (flags win over the environment).
+TOOLDECK_DATABASE_URL, TOOLDECK_EXECUTOR, TOOLDECK_RAY_ADDRESS, BRAVE_API_KEY,
+SEARXNG_URL (flags win over the environment).
 """
 
 
@@ -114,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="send OpenAI strict tool schemas (default: only to api.openai.com)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("threads", "ray"),
+        help="where the compute tools run: threads here (default) or a Ray cluster (see --ray-address)",
+    )
+    parser.add_argument(
+        "--ray-address", metavar="ADDR", help="the Ray cluster for --executor ray (default: a local Ray)"
     )
     parser.add_argument("--no-trace", action="store_true", help="print only the answer")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
@@ -204,6 +220,8 @@ def main(
             "agent": args.agent,
             "routing_config": args.routing_config,
             "freedom": args.freedom,
+            "executor": args.executor,
+            "ray_address": args.ray_address,
         }
         settings = Settings.from_env(env, **flags)  # a resume too: nothing in a state decides a level
         service = _service(settings, env, args, stdin, stderr, signer=signer)
@@ -286,7 +304,7 @@ def _pipeline(
     """``--pipeline TASK --workspace DIR``: coder -> test-writer -> reviewer, then the checks;
     or ``--resume`` of a paused pipeline (``resume``, its state)."""
     from orchestrator.agents import PipelineState
-    from tools.approvals import ApprovalsStore, StateSigner
+    from tools.approvals import StateSigner
 
     if args.question:
         return _fail(stderr, EXIT_CONFIG, "usage", "--pipeline takes its task as its value; pass no question with it")
@@ -302,14 +320,14 @@ def _pipeline(
             max_subagent_iterations=args.max_subagent_iterations,
         )
         model = build_chat_model(settings)
-        policy = approval_policy(settings, ApprovalsStore.from_env(env))  # a resume too: never the state's
+        policy = approval_policy(settings, _approvals(env, settings))  # a resume too: never the state's
     except (ValueError, ServiceConfigError) as exc:
         return _fail(stderr, EXIT_CONFIG, "configuration", str(exc))
     args.max_subagent_iterations = settings.max_subagent_iterations
     build = None if settings.base_url is None else (lambda name: build_chat_model(settings, name))
     saved = PipelineState(
         StateSigner.from_env(env),
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
+        claims=claims_beside(policy.store),
         directory=settings.data_dir / _approval_cli.PAUSED_DIR,
     )
     return run_pipeline_command(
@@ -336,21 +354,28 @@ def _service(
     *,
     signer: StateSigner,
 ) -> OrchestratorService:
-    """The service of this invocation, with the approvals file, the terminal approver
-    (``--approve ask`` on a terminal), the claim ledger in the data directory and the user's
-    state key."""
-    from tools.approvals import ApprovalsStore
-
+    """The service of this invocation, with the approvals (a file, or the database of
+    ``TOOLDECK_DATABASE_URL``; the resume claims live beside them), the terminal approver
+    (``--approve ask`` on a terminal) and the user's state key."""
     adopted = _adopted_tools(env, stderr)
     return OrchestratorService(
         settings,
+        budget=result_budget(settings),
+        mcp_roots=[Path.cwd()],
         adopted_tools=adopted,
-        approvals=ApprovalsStore.from_env(env),
+        approvals=_approvals(env, settings),
         approver=_approval_cli.approver(args.approve, stdin, stderr),
         hold_for_approval=args.approve != "deny",
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
         state_signer=signer,
     )
+
+
+def _approvals(env: Mapping[str, str], settings: Settings) -> ApprovalsBackend:
+    """The user's approvals file, or the approvals in ``TOOLDECK_DATABASE_URL``'s database."""
+    from tools.approvals import open_approvals_store
+
+    url = settings.database_url
+    return open_approvals_store(env, database_url=url.get_secret_value() if url is not None else None)
 
 
 def _report(

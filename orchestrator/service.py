@@ -16,20 +16,33 @@ from pydantic import SecretStr
 
 from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
 from orchestrator.llm import ChatModel, ToolChoice
+from orchestrator.mcp_client import mcp_client_handlers
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from orchestrator.graph._approvals import GraphApprover
     from shared.modules import ModuleAdapters
-    from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny, StateSigner
+    from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, Deny, StateSigner
+    from tools.artifacts import ResultBudget
+    from tools.executors import RemoteExecutor
+    from tools.postgres import Database
     from tools.routing import ToolView
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
-__all__ = ["SYSTEM_PROMPT", "OrchestratorService", "ServiceConfigError", "approval_policy", "build_chat_model"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "OrchestratorService",
+    "ServiceConfigError",
+    "approval_policy",
+    "build_chat_model",
+    "result_budget",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -64,6 +77,10 @@ class OrchestratorService:
     ``query_finance``; ``module_pipeline`` and ``module_admin`` (modules: data sources
     the model builds, see ``docs/modules.md``) plus their 17 old names. A tool whose
     optional dependency is missing is skipped with a warning naming the extra to install.
+    With ``settings.database_url`` the knowledge lives in that PostgreSQL database. With
+    ``settings.executor == "ray"``, the compute tools (``math_solver``, ``execute_code``)
+    run on the Ray cluster of ``settings.ray_address``; the others use this host's data
+    and services and run here.
     """
 
     def __init__(
@@ -74,12 +91,14 @@ class OrchestratorService:
         registry: LocalToolRegistry | None = None,
         system_prompt: str | None = SYSTEM_PROMPT,
         adopted_tools: RegistryService | None = None,
-        approvals: ApprovalsStore | None = None,
+        approvals: ApprovalsBackend | None = None,
         approver: GraphApprover | None = None,
         hold_for_approval: bool = True,
         claims: ClaimStore | None = None,
         state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
+        budget: ResultBudget | None = None,
+        mcp_roots: Sequence[Path] = (),
     ) -> None:
         """Build everything.
 
@@ -91,19 +110,27 @@ class OrchestratorService:
             adopted_tools: Where the adopted tools come from (``tooldeck adopt``, registry
                 files; see `tools.store`); None: no adopted tools. `from_env` reads them
                 from the environment's and the current directory's registry files.
-            approvals: The approvals file (`tools.approvals.ApprovalsStore`): its stored
+            approvals: The approvals store (`tools.approvals.ApprovalsStore`, or
+                `tools.approvals.PostgresApprovalsStore` with a database URL): its stored
                 level applies when ``settings.freedom`` is unset, its approvals always. With
                 no level from either, the level is ``medium`` (only safe tools run freely);
                 None: no stored level or approvals (``settings.freedom``, else ``medium``).
             approver: Asked about each call that needs approval (a terminal prompt);
                 None: such calls are held and the run ends ``awaiting_approval``.
             hold_for_approval: False: calls that need approval are refused instead of held.
-            claims: Where resumes claim the calls they decide (default: in memory; give a
-                `FileClaimStore` when several processes may resume the same state).
+            claims: Where resumes claim the calls they decide (default: beside the
+                approvals: the ledger next to the approvals file, or their database).
             state_signer: Signs paused states and verifies them on resume (default: a key
                 in memory, so states resume only through this service; `from_env` and
                 ``python -m orchestrator`` use the user's key file).
             tracer: Spans for each run, model request and tool call (one trace per question).
+            budget: A result budget (see `result_budget`): oversized results become artifacts
+                that ``read_artifact``/``search_artifact`` (registered here) read; None:
+                results are cut.
+            mcp_roots: The workspace directories MCP servers are given as roots. The MCP
+                servers of adopted tools may also ask for sampling (answered by this
+                service's model, gated by ``approvals``' level and ``approver``) and for
+                elicitation (routed to ``approver``); see `orchestrator.mcp_client`.
 
         Raises:
             ServiceConfigError: The data directory cannot be created, a URL is invalid,
@@ -123,8 +150,21 @@ class OrchestratorService:
         self.skipped: dict[str, str] = {}
         self._adopted_tools = adopted_tools
         self._module_adapters: ModuleAdapters | None = None
+        self.mcp_handlers = mcp_client_handlers(
+            lambda: self.model,
+            model_name=lambda: self.model_description,
+            policy=self.policy,
+            approver=approver,
+            roots=mcp_roots,
+        )
+        self._database: Database | None = None
         try:
+            self._cluster = self._build_executor()
             self._register_tools()
+            if budget is not None:
+                from tools.artifacts import register_artifact_tools
+
+                register_artifact_tools(self.registry, budget)
             self.tools = self._tools_for_agent()
             every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
@@ -135,6 +175,7 @@ class OrchestratorService:
             self.tools,
             max_parallel=settings.max_parallel,
             call_timeout=settings.call_timeout,
+            budget=budget,
         )
         self._closers.append(self.tools_node.close)
         self.graph = AgentGraph(
@@ -166,13 +207,14 @@ class OrchestratorService:
             SettingsError: a setting is malformed.
             ServiceConfigError: the service cannot be built (see the constructor).
         """
-        from tools.approvals import ApprovalsStore, StateSigner
+        from tools.approvals import StateSigner, open_approvals_store
         from tools.store import RegistryService, RegistryStore
 
+        settings = Settings.from_env(env, **overrides)
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
-        approvals = ApprovalsStore.from_env(env)
+        approvals = open_approvals_store(env, database_url=_secret(settings.database_url))
         signer = StateSigner.from_env(env)
-        return cls(Settings.from_env(env, **overrides), adopted_tools=adopted, approvals=approvals, state_signer=signer)
+        return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer)
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
         """The registry, or the agent type's view of it (``--agent``)."""
@@ -296,20 +338,53 @@ class OrchestratorService:
         self._register_user_context()
         self._register_adopted()
 
+    def _build_executor(self) -> RemoteExecutor | None:
+        """``--executor ray``: the Ray cluster the compute tools run on (None: threads here)."""
+        if self.settings.executor != "ray":
+            return None
+        from tools.executors import RayExecutor
+
+        try:
+            cluster = RayExecutor(address=self.settings.ray_address)
+        except ImportError as exc:
+            raise ServiceConfigError(f"--executor ray: {exc}") from None
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = self.settings.ray_address or "a local Ray"
+            raise ServiceConfigError(f"--executor ray: cannot start or join {where} ({exc})") from None
+        self._closers.append(cluster.close)
+        return cluster
+
+    def _shared_database(self) -> Database:
+        """The PostgreSQL database of ``TOOLDECK_DATABASE_URL`` (one pool for the service's stores)."""
+        if self._database is None:
+            from tools.postgres import Database
+
+            self._database = Database(_secret(self.settings.database_url) or "")
+            self._closers.append(self._database.close)
+        return self._database
+
     def _register_math(self) -> None:
         from tools.builtin.math import MathSolverTool
 
-        self.registry.register(self._own(MathSolverTool()))
+        self.registry.register(self._own(MathSolverTool()), executor=self._cluster)
 
     def _register_knowledge(self) -> None:
         from tools.builtin.knowledge import (
             KnowledgeSearchTool,
+            KnowledgeStore,
             KnowledgeStoreTool,
+            PostgresKnowledgeStore,
             SqliteKnowledgeStore,
         )
 
         data_dir = self.settings.data_dir
+        store: KnowledgeStore
         try:
+            if self.settings.database_url is not None:
+                store = PostgresKnowledgeStore(database=self._shared_database())
+                self.registry.register(KnowledgeStoreTool(store=store))
+                self.registry.register(KnowledgeSearchTool(store=store))
+                return
             data_dir.mkdir(parents=True, exist_ok=True)
             store = SqliteKnowledgeStore(data_dir / "knowledge.sqlite3")
         except OSError as exc:
@@ -325,7 +400,7 @@ class OrchestratorService:
     def _register_code(self) -> None:
         from tools.builtin.code_executor import CodeExecutorTool
 
-        self.registry.register(self._own(CodeExecutorTool()))
+        self.registry.register(self._own(CodeExecutorTool()), executor=self._cluster)
 
     def _register_web(self) -> None:
         from tools.builtin.legacy import legacy_tools
@@ -412,6 +487,8 @@ class OrchestratorService:
         if service is None:
             return
         self._closers.append(service.close)
+        if service.builder.mcp_handlers is None:  # read when the first MCP session opens
+            service.builder.mcp_handlers = self.mcp_handlers
         skipped: dict[str, str] = {}
         try:
             tools = service.build_tools(skipped=skipped)
@@ -454,7 +531,18 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
         raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
 
 
-def approval_policy(settings: Settings, store: ApprovalsStore | None) -> ApprovalPolicy:
+def result_budget(settings: Settings) -> ResultBudget | None:
+    """The result budget the settings ask for, its artifacts under ``data_dir/artifacts``;
+    None when ``result_budget_tokens`` is 0."""
+    if not settings.result_budget_tokens:
+        return None
+    from tools.artifacts import ArtifactStore, ResultBudget
+
+    store = ArtifactStore(settings.data_dir / "artifacts")
+    return ResultBudget(store, max_tokens=settings.result_budget_tokens)
+
+
+def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> ApprovalPolicy:
     """The policy of ``settings.freedom``, else of the store's level, else ``medium``: the one
     default of every entry point (``python -m orchestrator``, `OrchestratorService`,
     ``tooldeck``, ``serve-mcp``).

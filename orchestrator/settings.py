@@ -24,6 +24,11 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 ``TOOLDECK_STRICT``              strict tool schemas, true/false (default: only for api.openai.com)
 ``TOOLDECK_FREEDOM``             approval level ``low``, ``medium`` or ``high`` for this run (default: the
                                  level ``tooldeck configure freedom`` stored; none stored: ``medium``)
+``TOOLDECK_DATABASE_URL``        ``postgresql://...``: approvals, resume claims and knowledge in PostgreSQL,
+                                 shared by replicas (default: files in the config and data directories)
+``TOOLDECK_EXECUTOR``            ``threads`` (default) or ``ray``: the compute tools run on a Ray cluster
+``TOOLDECK_RAY_ADDRESS``         the Ray cluster (``ray://head:10001``, ``auto``; default: a local Ray
+                                 with this machine's cores)
 ``BRAVE_API_KEY`` / ``SEARXNG_URL``  web search backend (see ``tools.builtin.web``)
 ===============================  =============================================================
 
@@ -145,10 +150,30 @@ class Settings(BaseSettings):
     max_subagent_iterations: int = Field(
         3, ge=1, le=10, description="model turns per sub-agent: a whole number from 1 to 10 (default 3)"
     )
+    result_budget_tokens: int = Field(
+        5_000,
+        ge=0,
+        le=1_000_000,
+        description="tokens (characters / 4) one tool result may take before it is stored as an artifact the "
+        "model reads in parts: a whole number, 0 for no budget (results are cut instead)",
+    )
     freedom: Literal["low", "medium", "high"] | None = Field(
         None,
         description="low (nothing runs without approval), medium (only safe tools run freely) or high (only "
         "dangerous tools need approval)",
+    )
+
+    database_url: SecretStr | None = Field(
+        None,
+        description="a PostgreSQL URL such as postgresql://tooldeck@db.internal:5432/tooldeck (unset: local files)",
+    )
+    executor: Literal["threads", "ray"] = Field(
+        "threads", description="threads (tool calls in this process) or ray (compute tools on a Ray cluster)"
+    )
+    ray_address: str | None = Field(
+        None,
+        min_length=1,
+        description="a Ray cluster address such as ray://head:10001 or auto (unset: a local Ray on this machine)",
     )
 
     if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic's plugin gives
@@ -182,6 +207,20 @@ class Settings(BaseSettings):
     @field_validator("freedom", mode="before")
     @classmethod
     def _freedom_any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgresql_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            from tools.postgres import check_database_url
+
+            check_database_url(value.get_secret_value(), setting="the database URL")
+        return value
+
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor_any_case(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("data_dir")

@@ -23,6 +23,7 @@ from tools.resilience import CircuitBreaker, RetryPolicy
 from tools.result import ErrorInfo, ToolResult
 
 if TYPE_CHECKING:
+    from tools.executors import RemoteTool
     from tools.manual import ToolManual
     from tools.telemetry import ToolTracer
 
@@ -58,6 +59,8 @@ class ToolEntry:
     action_breakers: dict[str, CircuitBreaker] | None = None
     #: Callable but left out of the exports (old names kept for stored conversations).
     hidden: bool = False
+    #: Where the tool's lifecycle runs when not in this process (a Ray cluster, say).
+    remote: RemoteTool | None = None
 
     def __post_init__(self) -> None:
         from tools.composite import CompositeTool
@@ -127,8 +130,8 @@ class ToolEntry:
             blocked = self._blocked(breaker)
             if blocked is not None:
                 return self._finish(blocked)
-        tool, timeout, executor = self.tool, self.timeout, self.context.executor
-        result = tool._run(arguments, timeout, executor)
+        tool, timeout, executor, remote = self.tool, self.timeout, self.context.executor, self.remote
+        result = tool._run(arguments, timeout, executor) if remote is None else remote.run(arguments, timeout)
         error = result.error
         if error is None:
             if breaker._failures:
@@ -137,7 +140,9 @@ class ToolEntry:
         if self.retry is not None and error.retryable:
             started = time.perf_counter_ns()
             result, attempts = self.retry.run(
-                result, lambda: tool._run(arguments, timeout, executor), sleep=self.context.sleep
+                result,
+                lambda: tool._run(arguments, timeout, executor) if remote is None else remote.run(arguments, timeout),
+                sleep=self.context.sleep,
             )
             result = _retried(result, attempts, started)
         return self._finish(_judge(breaker, result))
@@ -178,8 +183,11 @@ class ToolEntry:
             blocked = self._blocked(breaker)
             if blocked is not None:
                 return self._finish(blocked)
-        tool, timeout, executor = self.tool, self.timeout, self.context.executor
-        result = await tool._arun(arguments, timeout, executor)
+        tool, timeout, executor, remote = self.tool, self.timeout, self.context.executor, self.remote
+        if remote is None:
+            result = await tool._arun(arguments, timeout, executor)
+        else:
+            result = await remote.arun(arguments, timeout)
         error = result.error
         if error is None:
             if breaker._failures:
@@ -189,7 +197,11 @@ class ToolEntry:
             started = time.perf_counter_ns()
             result, attempts = await self.retry.arun(
                 result,
-                lambda: tool._arun(arguments, timeout=timeout, executor=executor),
+                lambda: (
+                    tool._arun(arguments, timeout=timeout, executor=executor)
+                    if remote is None
+                    else remote.arun(arguments, timeout)
+                ),
                 sleep=self.context.async_sleep,
             )
             result = _retried(result, attempts, started)

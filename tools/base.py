@@ -26,6 +26,7 @@ from tools._arguments import (
     parse_arguments,
     validate_with_schema,
 )
+from tools._foreign_errors import model_facing_text
 from tools._names import check_tool_name
 from tools._validation import RequestValidator
 from tools.errors import ToolDefinitionError, ToolError, ToolTimeoutError
@@ -96,7 +97,14 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
             sync or async code calls it. Sync callers always run async tools on the tool loop
             (one hop).
         expose_exceptions: Show unexpected exception text to the model (debugging only).
+        expose_errors: Exception classes (or dotted class names) whose text is written for
+            the model, beyond tooldeck's ``ToolError`` and the frameworks' tool errors that
+            are recognised by default (see :mod:`tools._foreign_errors`).
         manual: Routing metadata (a ``ToolManual``), optional.
+        stateful: Whether the instance holds state (a client, a cache) that must live in
+            one place when calls run in other processes: True runs them on one Ray actor
+            per instance, False as independent tasks; None: decided from the instance
+            (:func:`tools.executors.is_stateful`).
     """
 
     name: str = ""
@@ -111,7 +119,9 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     run_in_thread: bool = True
     run_on_shared_loop: bool = False
     expose_exceptions: bool = False
+    expose_errors: tuple[type[BaseException] | str, ...] = ()
     manual: ToolManual | None = None
+    stateful: bool | None = None
 
     _default_validation: ClassVar[bool] = True
     _custom_format: ClassVar[bool] = False
@@ -423,6 +433,11 @@ class BaseTool(ABC, Generic[TRequest, TResponse]):
     def _unexpected(self, exc: BaseException, t0: int, started: float) -> ToolResult:
         metadata = self._metadata(t0, started)
         request_id = metadata["request_id"]
+        foreign = model_facing_text(exc, self.expose_errors)
+        if foreign is not None:  # another framework's tool error: its text is for the model
+            logger.debug("tool %r raised %s (request_id=%s)", self.name, type(exc).__name__, request_id, exc_info=exc)
+            info = ErrorInfo("execution_error", foreign, False, None, trips_breaker=False)  # as a ToolError
+            return ToolResult._trusted("error", None, info, metadata)
         logger.error(
             "tool %r raised %s (request_id=%s)",
             self.name,

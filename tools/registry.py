@@ -8,12 +8,13 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from tools._bound import BoundTool
 from tools._executor import ToolExecutor
 from tools._exports import ExportCache
+from tools._foreign_errors import check_expose_errors
 from tools._names import check_tool_name
 from tools._runner import CallContext, ToolEntry, _failure
 from tools._unknown import unknown_tool
@@ -26,6 +27,7 @@ from tools.result import ErrorInfo, ToolResult
 from tools.schema import (
     OnUnsupported,
     anthropic_tool,
+    gemini_tool,
     mcp_tool,
     openai_tool,
     without_properties,
@@ -34,6 +36,7 @@ from tools.schema import (
 if TYPE_CHECKING:
     from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
     from tools.approvals._gate import ApprovalGate
+    from tools.executors import RemoteExecutor
     from tools.routing import ToolManual, ToolRouter, ToolView
     from tools.telemetry import ToolTracer
 
@@ -66,6 +69,10 @@ class LocalToolRegistry:
             call runs, at no cost.
         approver: Asked synchronously when a call needs approval
             (``(ApprovalRequest) -> Approve | Deny``); needs ``policy``.
+        executor: Where registered tools' calls run by default: None for this process,
+            or a :class:`~tools.executors.RemoteExecutor` such as
+            :class:`~tools.executors.RayExecutor` (the gate, breakers, retries and metrics
+            stay here); ``register(..., executor=None)`` keeps one tool here.
         clock: Monotonic clock for the breakers (injectable for tests).
         sleep: Blocking sleep used between retries (injectable for tests).
         async_sleep: Async sleep used between retries of async calls (default ``asyncio.sleep``).
@@ -85,6 +92,7 @@ class LocalToolRegistry:
         tracer: ToolTracer | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
+        executor: RemoteExecutor | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         async_sleep: Callable[[float], Awaitable[None]] | None = None,
@@ -109,6 +117,7 @@ class LocalToolRegistry:
             raise ToolDefinitionError("approver= needs policy=: without a policy no call needs approval")
         self.policy = policy
         self.approver = approver
+        self.executor = executor
         self._gate: ApprovalGate | None = None
         if policy is not None:
             from tools.approvals._gate import ApprovalGate
@@ -136,6 +145,8 @@ class LocalToolRegistry:
         breaker: CircuitBreaker | None = None,
         manual: ToolManual | None = None,
         hidden: bool = False,
+        expose_errors: Sequence[type[BaseException] | str] = (),
+        executor: RemoteExecutor | None = _UNSET,
     ) -> BaseTool[Any, Any]:
         """Register a tool instance or a plain function; returns the registered tool.
 
@@ -159,12 +170,18 @@ class LocalToolRegistry:
             hidden: Callable on every path but not offered to models: left out of the
                 exports unless asked for (``include_hidden=True``). For old names kept so that
                 stored conversations replay, without spending prompt tokens on them.
+            expose_errors: Exception classes (or dotted class names) whose text the tool's
+                author wrote for the model, e.g. a ported tool's own ``ToolError``; other
+                unexpected exceptions stay redacted (see :mod:`tools._foreign_errors`).
+            executor: Where this tool's calls run (default: the registry's ``executor``);
+                None: in this process.
 
         Raises:
             InvalidToolNameError: the name does not match ``^[a-zA-Z0-9_-]{1,64}$``.
             DuplicateToolError: the name is taken and ``replace`` is false.
-            ToolDefinitionError: ``tool`` is neither a tool nor a function, or the
-                ``parameters`` schema is invalid.
+            ToolDefinitionError: ``tool`` is neither a tool nor a function, the
+                ``parameters`` schema is invalid, or the executor cannot run the tool (it
+                cannot be pickled for Ray, say).
         """
         if isinstance(tool, BaseTool):
             instance: BaseTool[Any, Any] = tool
@@ -176,8 +193,11 @@ class LocalToolRegistry:
                 f"register() takes a BaseTool instance or a function, not {type(tool).__name__}; "
                 "did you pass the class instead of an instance?"
             )
-        if name is not None or description is not None or parameters is not None:
+        if name is not None or description is not None or parameters is not None or expose_errors:
             instance = _renamed(instance, name, description, parameters)
+        if expose_errors:
+            owner = f"registration of {instance.name!r}"
+            instance.expose_errors = (*instance.expose_errors, *check_expose_errors(expose_errors, owner=owner))
         key = check_tool_name(instance.name, owner=f"registration of {type(instance).__name__}")
         if len(instance.description) > _LONG_DESCRIPTION:
             logger.warning(
@@ -191,8 +211,10 @@ class LocalToolRegistry:
             if prepared != instance.parameters:  # a corpus dialect, converted (and logged)
                 instance.parameters = prepared
                 instance.reset_schema_cache()
+        remote = self.executor if executor is _UNSET else executor
         entry = ToolEntry(
             tool=instance,
+            remote=remote.prepare(instance) if remote is not None else None,
             breaker=breaker or self._new_breaker(),
             context=self._context,
             retry=instance.retry if retry is _UNSET else retry,
@@ -586,6 +608,27 @@ class LocalToolRegistry:
         return self._export(
             ("mcp",),
             lambda e: mcp_tool(e.name, e.tool.description, self._schema_of(e), e.tool.output_schema()),
+            names,
+            include_hidden,
+        )
+
+    def to_gemini_tools(
+        self,
+        *,
+        on_unsupported: OnUnsupported = "warn",
+        names: Collection[str] | None = None,
+        include_hidden: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Gemini function declarations ``{"name", "description", "parameters"?}`` (a new list
+        of shared read-only definitions: see :meth:`to_openai_tools`).
+
+        Pass them as ``types.Tool(function_declarations=...)`` with google-genai. A tool
+        whose schema Gemini cannot express exactly is exported as near as possible with a
+        logged WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
+        """
+        return self._export(
+            ("gemini", on_unsupported),
+            lambda e: gemini_tool(e.name, e.tool.description, self._schema_of(e), on_unsupported=on_unsupported),
             names,
             include_hidden,
         )

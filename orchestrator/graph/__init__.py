@@ -2,7 +2,8 @@
 approval (`AgentGraph.resume`, claim stores)."""
 
 from orchestrator.graph.agent import AgentGraph, ToolRegistry, run_agent
-from orchestrator.graph.claims import ClaimStore, ClaimStoreError, FileClaimStore, MemoryClaimStore
+from orchestrator.graph.claims import ClaimStore, ClaimStoreError, FileClaimStore, MemoryClaimStore, claims_beside
+from orchestrator.graph.postgres_claims import PostgresClaimStore
 from orchestrator.graph.run import AgentRun, RunStatus, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, state_from_json
 from orchestrator.graph.tools_node import ToolCallRecord, ToolRunner, ToolsNode
@@ -15,6 +16,7 @@ __all__ = [
     "FileClaimStore",
     "MemoryClaimStore",
     "PausedRun",
+    "PostgresClaimStore",
     "ResumeError",
     "RunStatus",
     "StepRecord",
@@ -23,6 +25,7 @@ __all__ = [
     "ToolRegistry",
     "ToolRunner",
     "ToolsNode",
+    "claims_beside",
     "run_agent",
     "state_from_json",
 ]

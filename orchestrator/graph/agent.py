@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from orchestrator.graph._approvals import Approvals, Decision, GraphApprover, Triage
 from orchestrator.graph._calls import PendingCall
 from orchestrator.graph._loop import Loop, renumbered
-from orchestrator.graph.claims import ClaimStore, ClaimStoreError, MemoryClaimStore
+from orchestrator.graph.claims import ClaimStore, ClaimStoreError, claims_beside
 from orchestrator.graph.run import AgentRun, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, call_key, new_run_id
 from orchestrator.graph.tools_node import ToolRunner, ToolsNode
@@ -111,9 +111,11 @@ class AgentGraph:
             hold_for_approval: False: never pause; calls that need approval (and that no
                 approver decided) are left to the registry, which refuses them with
                 ``permission_denied`` (for runs nobody can resume).
-            claims: Where resumes claim the calls they decide (default: a
-                `MemoryClaimStore` of this graph; give every process a `FileClaimStore`
-                on the same file to make "once" hold across processes).
+            claims: Where resumes claim the calls they decide (default: beside the
+                approvals of the registry's policy, see `claims_beside`: the ledger file
+                next to the approvals file, or their PostgreSQL database, so every graph,
+                process and host sharing the approvals runs an approved call once; in this
+                graph's memory when the approvals are kept nowhere).
             max_state_age: A paused state older than this is refused by `resume` (claims
                 are kept as long; None: no limit).
             state_signer: Signs paused states and verifies them on `resume` (an edited state is
@@ -146,7 +148,7 @@ class AgentGraph:
         self.agent_name = agent_name
         self.approver = approver if approver is not None else getattr(registry, "approver", None)
         self.hold_for_approval = hold_for_approval
-        self.claims: ClaimStore = claims if claims is not None else MemoryClaimStore()
+        self.claims: ClaimStore = claims if claims is not None else _default_claims(registry, max_state_age)
         self.max_state_age = max_state_age
         self.state_signer = state_signer if state_signer is not None else StateSigner.ephemeral()
         self.tracer = tracer
@@ -453,6 +455,14 @@ class AgentGraph:
             input_tokens=_int_or_none(usage.get("prompt_tokens")),
             output_tokens=_int_or_none(usage.get("completion_tokens")),
         )
+
+
+def _default_claims(registry: ToolRegistry, max_state_age: timedelta | None) -> ClaimStore:
+    """`claims_beside` the approvals of the registry's policy, kept at least as long as a
+    state may be resumed."""
+    store = getattr(getattr(registry, "policy", None), "store", None)
+    keep = timedelta(days=36_500) if max_state_age is None else max(max_state_age, timedelta(days=30))
+    return claims_beside(store, retention=keep)
 
 
 def _int_or_none(value: object) -> int | None:

@@ -6,12 +6,17 @@ resume runs anything, it *claims* every call it decides, keyed by the run id and
 (``"<turn>/<call id>"``), all at once: if any of them was claimed before, the resume is
 refused and nothing runs.
 
-* `MemoryClaimStore` (the default of an `AgentGraph`): claims live in the graph object, so
-  resuming the same state twice through that graph runs each call once. Two processes (or two
-  graphs) do not see each other's claims.
 * `FileClaimStore`: claims live in a small JSON ledger, written under a file lock
   (``filelock``) and replaced atomically, so every process that uses the same file sees
   every claim: two processes resuming the same saved state at once run each call once.
+* `PostgresClaimStore` (`orchestrator.graph.postgres_claims`): claims live in a PostgreSQL
+  table, so every process on every host that uses the database sees every claim.
+* `MemoryClaimStore`: claims live in the graph object; two graphs do not see each other's.
+
+An `AgentGraph` given no store uses `claims_beside` its approvals: the ledger file next to
+the approvals file (``resumed-calls.json``), or the approvals' PostgreSQL database. Only a
+graph whose approvals are kept nowhere (no policy, or a policy without a store) keeps its
+claims in memory.
 
 A claim is taken *before* the call runs: a process that dies while the call runs leaves it
 claimed, so the call ran at most once (a person can see that in the ledger and decide what
@@ -33,9 +38,9 @@ from filelock import FileLock, Timeout
 
 from tools._files import atomic_write_text
 
-__all__ = ["CLAIMS_FILE", "ClaimStore", "ClaimStoreError", "FileClaimStore", "MemoryClaimStore"]
+__all__ = ["CLAIMS_FILE", "ClaimStore", "ClaimStoreError", "FileClaimStore", "MemoryClaimStore", "claims_beside"]
 
-#: The ledger's file name in the orchestrator's data directory (``python -m orchestrator``).
+#: The ledger's file name, beside the approvals file (``~/.config/tooldeck/resumed-calls.json``).
 CLAIMS_FILE = "resumed-calls.json"
 #: Larger ledgers are refused unread.
 MAX_CLAIMS_BYTES = 20_000_000
@@ -194,3 +199,25 @@ def _when(entry: dict[str, Any]) -> datetime:
         return datetime.strptime(str(entry.get("at")), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except ValueError:
         return datetime.max.replace(tzinfo=timezone.utc)  # unreadable time: keep the record
+
+
+def claims_beside(approvals: object, *, retention: timedelta = timedelta(days=30)) -> ClaimStore:
+    """The claim store that lives beside an approvals store, so that every graph, process
+    and host that shares the approvals also shares the claims.
+
+    Args:
+        approvals: The approval policy's store: an `tools.approvals.ApprovalsStore` (the
+            ledger is ``resumed-calls.json`` in the same directory) or a
+            `tools.approvals.PostgresApprovalsStore` (the same database and pool); None or
+            any other object: a `MemoryClaimStore` (nothing durable to sit beside).
+        retention: How long the claims are kept.
+    """
+    from tools.approvals import ApprovalsStore, PostgresApprovalsStore
+
+    if isinstance(approvals, PostgresApprovalsStore):
+        from orchestrator.graph.postgres_claims import PostgresClaimStore
+
+        return PostgresClaimStore(database=approvals.database, retention=retention)
+    if isinstance(approvals, ApprovalsStore):
+        return FileClaimStore(approvals.path.parent / CLAIMS_FILE, retention=retention)
+    return MemoryClaimStore()

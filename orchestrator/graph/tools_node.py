@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays
     import asyncio
 
     from tools.approvals import ApprovedCall
+    from tools.artifacts import ResultBudget
 
 __all__ = ["ToolCallRecord", "ToolRunner", "ToolsNode"]
 
@@ -139,6 +140,7 @@ class ToolsNode:
         call_timeout: float | None = None,
         max_abandoned: int | None = None,
         name: str = "tools",
+        budget: ResultBudget | None = None,
     ) -> None:
         """Configure the node.
 
@@ -152,6 +154,10 @@ class ToolsNode:
             max_abandoned: Most worker threads left running in timed-out calls at once
                 (each is replaced by a new worker); default ``max_parallel``.
             name: The node's name in traces and graphs.
+            budget: A result budget (`tools.artifacts.ResultBudget`): a successful result
+                over its call's budget is stored as an artifact and the model is shown its
+                start, size and handle (``read_artifact``/``search_artifact`` read the
+                rest) instead of a cut; None: results are cut to ``max_output_chars``.
 
         Raises:
             ValueError: For ``max_parallel < 1``, ``max_output_chars < 512``, a
@@ -170,6 +176,7 @@ class ToolsNode:
         self._max_parallel = max_parallel
         self._max_output_chars = max_output_chars
         self._call_timeout = call_timeout
+        self._budget = budget
         self.name = name
         self._pool: DaemonPool | None = None
         self._pool_lock = threading.Lock()
@@ -439,7 +446,10 @@ class ToolsNode:
 
     def _content(self, call: PendingCall, result: ToolResult) -> tuple[str, bool, ToolResult]:
         try:
-            text, truncated = encode_view(model_view(result), self._max_output_chars)
+            view = model_view(result)
+            stored = self._budget.apply(view, call.name) if self._budget is not None else None
+            text, truncated = encode_view(stored or view, self._max_output_chars)
+            truncated = truncated or stored is not None
         except (TypeError, ValueError, RecursionError) as exc:
             _log.error("tool %r returned a result that is not JSON: %s", shown_name(call.name), type(exc).__name__)
             result = ToolResult.failure(

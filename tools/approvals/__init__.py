@@ -24,6 +24,7 @@ a view or an ``ExecutionService`` asks a person on the spot instead (terminals, 
 """
 
 from tools.approvals._gate import call_with_approval
+from tools.approvals.backend import ApprovalsBackend, open_approvals_store
 from tools.approvals.decisions import ApprovalRequest, Approve, ApprovedCall, Approver, Deny, denial
 from tools.approvals.errors import (
     ApprovalError,
@@ -35,6 +36,7 @@ from tools.approvals.errors import (
 from tools.approvals.hashing import arguments_hash, canonical_json, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLevel, freedom_from_env
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
+from tools.approvals.postgres_store import ApprovalsDatabaseError, PostgresApprovalsStore
 from tools.approvals.preview import Preview, approval_preview, files_diff
 from tools.approvals.signing import STATE_KEY_FILE, StateKeyError, StateSignatureError, StateSigner
 from tools.approvals.store import (
@@ -57,6 +59,8 @@ __all__ = [
     "ApprovalMismatchError",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "ApprovalsBackend",
+    "ApprovalsDatabaseError",
     "ApprovalsFile",
     "ApprovalsFileError",
     "ApprovalsStore",
@@ -67,6 +71,7 @@ __all__ = [
     "FreedomLevel",
     "InvalidApprovalIdError",
     "InvalidFreedomLevelError",
+    "PostgresApprovalsStore",
     "Preview",
     "StateKeyError",
     "StateSignatureError",
@@ -80,5 +85,6 @@ __all__ = [
     "denial",
     "files_diff",
     "freedom_from_env",
+    "open_approvals_store",
     "tool_version_hash",
 ]

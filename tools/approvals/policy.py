@@ -23,10 +23,11 @@ from tools.approvals.errors import ApprovalError
 from tools.approvals.hashing import arguments_hash, tool_version_hash
 from tools.approvals.levels import DEFAULT_FREEDOM, FreedomLevel
 from tools.approvals.preview import Preview, approval_preview
-from tools.approvals.store import ApprovalsStore, ToolApproval
+from tools.approvals.store import ToolApproval
 from tools.manual import RiskLevel, ToolManual, risk_rank
 
 if TYPE_CHECKING:
+    from tools.approvals.backend import ApprovalsBackend
     from tools.base import Arguments, BaseTool
 
 
@@ -113,14 +114,16 @@ class ApprovalPolicy:
         level: The freedom level; None: the store's level, else ``medium``
             (:data:`~tools.approvals.DEFAULT_FREEDOM`). Pass the per-run override
             (``freedom_from_env(os.environ)``) here.
-        store: Where approvals are kept (and the level, when ``level`` is None); None: no
-            stored approvals, and ``Approve(remember=True)`` cannot be kept.
+        store: Where approvals are kept (and the level, when ``level`` is None): an
+            :class:`~tools.approvals.ApprovalsStore` file or a
+            :class:`~tools.approvals.PostgresApprovalsStore`; None: no stored approvals,
+            and ``Approve(remember=True)`` cannot be kept.
 
     Raises:
         InvalidFreedomLevelError: ``level`` is not ``low``, ``medium`` or ``high``.
     """
 
-    def __init__(self, level: FreedomLevel | str | None = None, store: ApprovalsStore | None = None) -> None:
+    def __init__(self, level: FreedomLevel | str | None = None, store: ApprovalsBackend | None = None) -> None:
         self._level = None if level is None else FreedomLevel.parse(level)
         self.store = store
 

@@ -153,6 +153,11 @@ class ApprovalsStore:
     def __repr__(self) -> str:
         return f"ApprovalsStore({str(self.path)!r})"
 
+    @property
+    def location(self) -> str:
+        """The file's path, for people (see :class:`~tools.approvals.ApprovalsBackend`)."""
+        return str(self.path)
+
     # ------------------------------------------------------------------ reading
 
     def load(self) -> ApprovalsFile:

@@ -23,6 +23,7 @@ from tools.builtin.knowledge import (
     KnowledgeSearchTool,
     KnowledgeStore,
     KnowledgeStoreTool,
+    PostgresKnowledgeStore,
     SqliteKnowledgeStore,
     StoreOutcome,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "MathSolverTool",
     "PageExtractor",
     "PageFetcher",
+    "PostgresKnowledgeStore",
     "SandboxClient",
     "SandboxLimits",
     "SandboxResult",

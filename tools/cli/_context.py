@@ -54,6 +54,13 @@ class CliContext:
     _warned: bool = False
 
     @property
+    def database_url(self) -> str | None:
+        """``TOOLDECK_DATABASE_URL``: the PostgreSQL database of the shared state, or None."""
+        from tools.postgres import DATABASE_URL_VARIABLE
+
+        return self.env.get(DATABASE_URL_VARIABLE, "").strip() or None
+
+    @property
     def tooldeck_dir(self) -> Path:
         """``<project>/.tooldeck``."""
         return self.project_dir / ".tooldeck"

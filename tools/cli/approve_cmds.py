@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.prompt import Prompt
 
-    from tools.approvals import ApprovalPolicy, ApprovalRequest, ApprovalsStore, Approve, Approver, Deny
+    from tools.approvals import ApprovalPolicy, ApprovalRequest, ApprovalsBackend, Approve, Approver, Deny
     from tools.registry import LocalToolRegistry
 
 configure_app = typer.Typer(
@@ -39,14 +39,22 @@ def register(app: typer.Typer) -> None:
 # ---------------------------------------------------------------------- shared with `run`
 
 
-def approvals_store(cli: CliContext) -> ApprovalsStore:
-    """The user's approvals file (``$XDG_CONFIG_HOME/tooldeck/approvals.json``)."""
-    from tools.approvals import ApprovalsStore
+def approvals_store(cli: CliContext) -> ApprovalsBackend:
+    """The user's approvals file (``$XDG_CONFIG_HOME/tooldeck/approvals.json``), or the
+    approvals in the database of ``TOOLDECK_DATABASE_URL``."""
+    from tools.approvals import open_approvals_store
 
-    return ApprovalsStore.from_env(cli.env)
+    try:
+        store = open_approvals_store(cli.env, database_url=cli.database_url)
+    except ValueError as exc:
+        fail(str(exc))
+    close = getattr(store, "close", None)
+    if callable(close):
+        cli._closers.append(close)
+    return store
 
 
-def cli_policy(cli: CliContext, store: ApprovalsStore | None = None) -> ApprovalPolicy:
+def cli_policy(cli: CliContext, store: ApprovalsBackend | None = None) -> ApprovalPolicy:
     """The policy of this invocation: ``TOOLDECK_FREEDOM`` over the file's level over ``medium``.
 
     Raises:
@@ -239,7 +247,7 @@ def approve(  # noqa: PLR0917 - typer maps parameters to options
         "version_hash": approval.version_hash,
         "approved_at": approval.approved_at.isoformat(),
         "risk": approval.risk,
-        "file": str(store.path),
+        "file": store.location,
     }
     if as_json:
         print_json(record)
@@ -354,14 +362,14 @@ def freedom(
                 "freedom": None if stored is None else stored.value,
                 "in_force": in_force.value,
                 "meaning": in_force.meaning,
-                "file": str(store.path),
+                "file": store.location,
             }
         )
         return
     if stored is None:
-        _say(f"freedom level unset in {store.path}; the default applies: {in_force.value} ({in_force.meaning})")
+        _say(f"freedom level unset in {store.location}; the default applies: {in_force.value} ({in_force.meaning})")
     else:
-        _say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.path}")
+        _say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.location}")
     if override:
         _say(f"note: {FREEDOM_VARIABLE}={override[:40]} overrides it in this environment")
 
@@ -407,14 +415,14 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
                 "meaning": level.meaning,
                 "source": FREEDOM_VARIABLE if source == "given" else source,
                 "stored_freedom": None if stored is None else stored.value,
-                "file": str(store.path),
+                "file": store.location,
                 "levels": {lvl.value: lvl.meaning for lvl in FreedomLevel},
                 "approvals": rows,
             }
         )
         return
     _say(f"freedom level: {level.value} ({level.meaning}), from {origin}")
-    _say(f"approvals file: {store.path}")
+    _say(f"approvals file: {store.location}")
     if not rows:
         _say("no tools approved yet (approve one with: tooldeck approve ID)")
         return

@@ -26,6 +26,7 @@ class SchemaFormat(str, Enum):
     OPENAI = "openai"
     ANTHROPIC = "anthropic"
     MCP = "mcp"
+    GEMINI = "gemini"
 
 
 def register(app: typer.Typer) -> None:
@@ -50,18 +51,22 @@ def schema(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     raise_unsupported: Annotated[
         bool,
-        typer.Option("--raise-unsupported", help="Fail on a tool strict mode cannot express (default: warn)."),
+        typer.Option(
+            "--raise-unsupported",
+            help="Fail on a tool strict mode (or Gemini) cannot express (default: warn).",
+        ),
     ] = False,
     app_dir: AppDirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Accepted for symmetry: the output is always JSON.")] = False,
 ) -> None:
-    """Print the tools' schemas as JSON (OpenAI, Anthropic or MCP format).
+    """Print the tools' schemas as JSON (OpenAI, Anthropic, MCP or Gemini format).
 
     [b]Examples[/b]
 
       tooldeck schema --format openai --strict > tools.json
       tooldeck schema myapp.tools:build_registry --format anthropic
       tooldeck schema --agent explore --format mcp
+      tooldeck schema --format gemini                  # function declarations for google-genai
     """
     del as_json
     if strict and fmt is not SchemaFormat.OPENAI:
@@ -72,8 +77,11 @@ def schema(  # noqa: PLR0917 - typer maps parameters to options
         if for_agent is None:
             fail("--agent needs per-agent routing (registry.for_agent), which this tooldeck does not have yet")
         target = for_agent(agent)
+    on_unsupported = "raise" if raise_unsupported else "warn"
     if fmt is SchemaFormat.OPENAI:
-        tools = target.to_openai_tools(strict=strict, on_unsupported="raise" if raise_unsupported else "warn")
+        tools = target.to_openai_tools(strict=strict, on_unsupported=on_unsupported)
+    elif fmt is SchemaFormat.GEMINI:
+        tools = target.to_gemini_tools(on_unsupported=on_unsupported)
     elif fmt is SchemaFormat.ANTHROPIC:
         tools = target.to_anthropic_tools()
     else:

@@ -27,7 +27,7 @@ from tools.result import ToolResult
 from tools.routing.errors import RoutingConfigError
 from tools.routing.router import RoutingDecision, ToolRouter
 from tools.routing.search import ToolIndex, ToolSearchTool
-from tools.schema import OnUnsupported, anthropic_tool, mcp_tool, openai_tool
+from tools.schema import OnUnsupported, anthropic_tool, gemini_tool, mcp_tool, openai_tool
 
 if TYPE_CHECKING:
     from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
@@ -473,6 +473,16 @@ class ToolView:
         out = self._registry.to_anthropic_tools(names=self._exported())
         if self._search is not None:
             out.append(anthropic_tool(self._search.name, self._search.description, self._search._input_schema()))
+        return out
+
+    def to_gemini_tools(self, *, on_unsupported: OnUnsupported = "warn") -> list[dict[str, Any]]:
+        """Gemini function declarations of the agent's tools."""
+        out = self._registry.to_gemini_tools(on_unsupported=on_unsupported, names=self._exported())
+        if self._search is not None:
+            search = self._search
+            out.append(
+                gemini_tool(search.name, search.description, search._input_schema(), on_unsupported=on_unsupported)
+            )
         return out
 
     def to_mcp_tools(self) -> list[dict[str, Any]]:

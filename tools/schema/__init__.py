@@ -1,9 +1,10 @@
 """One home for schemas: JSON-schema building, the wire formats, the strict transform.
 
 - :mod:`tools.schema.export`: request-model schemas and the OpenAI (strict too),
-  Anthropic and MCP tool definitions, as fresh dicts every call.
+  Anthropic, MCP and Gemini tool definitions, as fresh dicts every call.
 - ``_strict``: the OpenAI strict-mode transform (:func:`to_strict_schema`).
 - ``_nulls``: dropping nulls a schema does not admit ("null means use the default").
+- ``_gemini``: the OpenAPI 3.0 subset of Gemini function declarations.
 - ``_dialects``: schemas in the dialects of public function-calling corpora.
 """
 
@@ -13,6 +14,7 @@ from tools.schema._strict import StrictConversion, StrictIssue, to_strict_schema
 from tools.schema.export import (
     OnUnsupported,
     anthropic_tool,
+    gemini_tool,
     mcp_tool,
     model_schema,
     openai_tool,
@@ -27,6 +29,7 @@ __all__ = [
     "StrictConversion",
     "StrictIssue",
     "anthropic_tool",
+    "gemini_tool",
     "mcp_tool",
     "model_schema",
     "normalize_parameters",

@@ -4,6 +4,13 @@ BFCL writes ``"type": "dict"``, ``"float"``, ``"tuple"`` and ``"any"``; APIGen/x
 a bare map of parameters with Python type names (``"str, optional"``, ``"List[int]"``).
 :func:`normalize_parameters` turns both into standard JSON Schema and reports each change,
 so such schemas register, validate and export like hand-written ones.
+
+Both corpora write a Python default of ``None`` as the string ``"None"`` (BFCL) or as
+``null`` on a type that does not admit null: it means "no default value is sent". Left in,
+it would be filled into a call that left the argument out (``find(path='.')`` searching for
+files named "None"), so such a ``default`` is removed from an optional parameter and the
+function's own default applies. A ``null`` default on a type that admits null is a real
+value and stays.
 """
 
 from __future__ import annotations
@@ -102,10 +109,36 @@ def _normalize_type(node: dict[str, Any], path: str, changes: list[str]) -> None
             changes.append(f"{path or '(root)'}: type {kind!r} -> {mapped!r}")
 
 
+def _admits_null(node: Mapping[str, Any]) -> bool:
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    branches = node.get("anyOf") or node.get("oneOf") or ()
+    return any(isinstance(b, Mapping) and _admits_null(b) for b in branches)
+
+
+def _drop_none_defaults(node: dict[str, Any], path: str, changes: list[str]) -> None:
+    """Remove the corpora's "no default" markers from the optional properties of ``node``."""
+    properties = node.get("properties")
+    if not isinstance(properties, dict):
+        return
+    required = node.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    for name, sub in properties.items():
+        if name in required_names or not isinstance(sub, dict) or "default" not in sub:
+            continue
+        default = sub["default"]
+        if default == "None" or (default is None and not _admits_null(sub)):
+            del sub["default"]
+            where = f"{path}.{name}" if path else name
+            changes.append(f"{where}: default {default!r} means no default value is sent; removed")
+
+
 def _normalize_node(node: Any, path: str, changes: list[str]) -> Any:
     if not isinstance(node, dict):
         return node
     _normalize_type(node, path, changes)
+    _drop_none_defaults(node, path, changes)
     for key in _NAME_MAPS:
         if isinstance(node.get(key), dict):
             for name, sub in node[key].items():

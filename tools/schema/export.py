@@ -1,4 +1,4 @@
-"""JSON-schema building and the wire formats: OpenAI (strict too), Anthropic, MCP.
+"""JSON-schema building and the wire formats: OpenAI (strict too), Anthropic, MCP, Gemini.
 
 Request models and hand-written ``parameters`` are the source; every wire format comes
 from this module as fresh dicts. The strict transform itself lives in ``tools.schema._strict``.
@@ -127,6 +127,40 @@ def mcp_tool(
     if output_schema is not None and output_schema.get("type") == "object":
         entry["outputSchema"] = copy.deepcopy(dict(output_schema))
     return entry
+
+
+def gemini_tool(
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    *,
+    on_unsupported: OnUnsupported = "warn",
+) -> dict[str, Any]:
+    """One Gemini function declaration: ``{"name", "description", "parameters"?}``.
+
+    ``parameters`` is the OpenAPI 3.0 subset Gemini reads (see ``tools.schema._gemini``),
+    left out for a tool that takes no arguments. What Gemini cannot express is exported as
+    near as possible with a WARNING naming the tool and the field, or raises
+    :class:`~tools.errors.UnsupportedSchemaError` with ``on_unsupported="raise"``.
+    """
+    from tools.schema._gemini import GEMINI_NAME, to_gemini_schema
+
+    conversion = to_gemini_schema(parameters)
+    issues = list(conversion.issues)
+    if not GEMINI_NAME.match(name):
+        issues.insert(0, ("(name)", "Gemini function names start with a letter or '_' and hold only [A-Za-z0-9_]"))
+    if issues:
+        problems = "; ".join(f"{path}: {reason}" for path, reason in issues)
+        if on_unsupported == "raise":
+            raise UnsupportedSchemaError(
+                f"tool {name!r} cannot be exported for Gemini exactly: {problems}. Change those fields "
+                "(e.g. a list of key/value objects instead of a free-form map) or export with warnings."
+            )
+        logger.warning("tool %r exported for Gemini with losses: %s", name, problems)
+    declaration: dict[str, Any] = {"name": name, "description": description}
+    if conversion.schema is not None:
+        declaration["parameters"] = conversion.schema
+    return declaration
 
 
 def without_properties(schema: Mapping[str, Any], names: set[str]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from tools.store.config import ToolConfig, ToolHints
 
 if TYPE_CHECKING:
     from tools.external import CLIAdapter, HTTPAdapter, MCPAdapter, ProcessRunner
+    from tools.external.mcp.features import MCPClientHandlers
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +138,20 @@ class ToolBuilder:
         env: The environment tools run with: where auth secrets are read at call time and
             what CLI children and binaries inherit (pass ``os.environ`` at the entry point).
         runner: Process runner shared by CLI tools and binaries (one is created if omitted).
+        mcp_handlers: What the MCP client serves servers (sampling, elicitation, roots; see
+            :class:`tools.external.mcp.MCPClientHandlers`); also settable later through
+            :attr:`mcp_handlers`, for a composition root whose answering service is built
+            after this builder.
     """
 
-    def __init__(self, *, env: Mapping[str, str] | None = None, runner: ProcessRunner | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        runner: ProcessRunner | None = None,
+        mcp_handlers: MCPClientHandlers | None = None,
+    ) -> None:
+        self._mcp_handlers = mcp_handlers
         self._env = dict(env or {})
         self._runner = runner
         self._owns_runner = runner is None
@@ -214,6 +226,17 @@ class ToolBuilder:
             self._cli = CLIAdapter(env=self._env, runner=self._runner_())
         return self._cli
 
+    @property
+    def mcp_handlers(self) -> MCPClientHandlers | None:
+        """What MCP servers are served (sampling, elicitation, roots); None: nothing."""
+        return self._mcp_handlers
+
+    @mcp_handlers.setter
+    def mcp_handlers(self, handlers: MCPClientHandlers | None) -> None:
+        self._mcp_handlers = handlers
+        if self._mcp is not None:  # sessions already opened reopen declaring the new ones
+            self._mcp.handlers = handlers
+
     def mcp_adapter(self) -> MCPAdapter:
         """The (lazily created) MCP adapter; needs the ``mcp`` extra.
 
@@ -227,7 +250,7 @@ class ToolBuilder:
                 raise ToolDefinitionError(
                     f"MCP tools need the MCP SDK ({exc}); install it with: pip install -e '.[mcp]'"
                 ) from None
-            self._mcp = MCPAdapter(env=self._env)
+            self._mcp = MCPAdapter(env=self._env, handlers=self._mcp_handlers)
         return self._mcp
 
     def mcp_server_id(self, config: ToolConfig) -> str:

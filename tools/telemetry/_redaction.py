@@ -44,9 +44,17 @@ _SPACE = re.compile(r"\s+")
 _MAX_SCANNED = 4000
 
 
-def redact_text(text: str) -> str:
-    """``text`` with secret-looking values replaced by ``***``."""
-    for pattern, replacement in _PATTERNS:
+def redact_text(text: str, *, opaque: bool = True) -> str:
+    """``text`` with secret-looking values replaced by ``***``.
+
+    Args:
+        text: Any text.
+        opaque: Also mask every long opaque string (32+ key-like characters). Right for short
+            error lines; for stored data (a number with thousands of digits, a hash, base64)
+            pass False to mask only the shapes credentials take.
+    """
+    patterns = _PATTERNS if opaque else _PATTERNS[:-1]
+    for pattern, replacement in patterns:
         text = pattern.sub(replacement, text)
     return text
 

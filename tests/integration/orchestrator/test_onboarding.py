@@ -227,7 +227,7 @@ def test_ci_run_installs_chromium_with_apt_as_root_updating_the_lists_once(tmp_p
     assert result.returncode == 0, result.stdout + result.stderr
     install = "(dry run) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver"
     assert install in result.stdout
-    assert result.stdout.count("(dry run) apt-get update -qq") == 1  # once, for bubblewrap and chromium
+    assert result.stdout.count("(dry run) apt-get update -qq") == 1  # once, for every system package
 
 
 # ---------------------------------------------------------------------------- install hints

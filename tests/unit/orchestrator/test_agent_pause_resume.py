@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.graph import AgentGraph, FileClaimStore, ResumeError
-from tools.approvals import ApprovalsStore, Approve, Deny, StateSigner, arguments_hash
+from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny, StateSigner, arguments_hash
 
-from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, roundtrip, tool_answers, turn
+from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, registry, roundtrip, tool_answers, turn
 
 
 def test_a_call_that_needs_approval_is_held_while_the_rest_of_the_turn_runs(tmp_path: Path) -> None:
@@ -95,17 +95,21 @@ def test_graphs_sharing_a_file_claim_store_run_the_call_once(tmp_path: Path) -> 
     assert FileClaimStore(claims).claimed(state["run_id"]) == ["1/c0"]
 
 
-def test_without_a_shared_claim_store_only_the_state_and_the_graph_remember(tmp_path: Path) -> None:
-    """What holds without a shared store (documented): each graph remembers its own resumes
-    and the returned state records the decision; two graphs with their own memory do not
-    know about each other."""
+def test_with_approvals_kept_nowhere_only_the_state_and_the_graph_remember(tmp_path: Path) -> None:
+    """What holds when the policy has no store (documented): each graph remembers its own
+    resumes in memory; two such graphs do not know about each other. With a store, the claims
+    live beside it (test_claim_stores.py)."""
     ledger = Ledger()
     model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
-    signer = StateSigner.ephemeral()
-    state = graph(model, ledger, "high", tmp_path, state_signer=signer).run("go").state
+    signer = StateSigner.ephemeral()  # the two graphs belong to one user
+
+    def unstored() -> AgentGraph:
+        return AgentGraph(model, registry(ledger, ApprovalPolicy("high")), state_signer=signer)
+
+    state = unstored().run("go").state
     assert state is not None
-    graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
-    graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
+    unstored().resume(roundtrip(state), {"c0": Approve()})
+    unstored().resume(roundtrip(state), {"c0": Approve()})
     assert ledger.names() == ["wipe", "wipe"]
 
 

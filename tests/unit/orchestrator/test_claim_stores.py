@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.graph import AgentGraph, ClaimStoreError, FileClaimStore, MemoryClaimStore, ResumeError
+from orchestrator.graph.claims import CLAIMS_FILE
 from tools.approvals import Approve
 
 from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, registry, roundtrip, turn
@@ -95,3 +96,18 @@ def test_a_call_id_too_long_to_be_held_is_refused(tmp_path: Path) -> None:
     run = graph(model, ledger, "medium", tmp_path).run("go")
     assert run.status == "completed" and ledger.runs == []
     assert "longer than 256 characters" in run.messages[2]["content"]
+
+
+def test_two_graphs_resuming_one_saved_state_run_the_approved_call_once_by_default(tmp_path: Path) -> None:
+    """The defect of issue 23: with approvals kept in a file, two graph objects (no claim store
+    given) resuming the same saved state both ran the approved call; the default claim store
+    now lives beside the approvals."""
+    ledger = Ledger()
+    model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
+    state = graph(model, ledger, "high", tmp_path).run("go").state
+    assert state is not None
+    graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
+    with pytest.raises(ResumeError, match="resumed before"):
+        graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
+    assert ledger.names() == ["wipe"]
+    assert FileClaimStore(tmp_path / CLAIMS_FILE).claimed(state["run_id"]) == ["1/c0"]

@@ -24,6 +24,7 @@ EXPECTED = {
     "OpenAIChatModel",
     "OrchestratorService",
     "PausedRun",
+    "PostgresClaimStore",
     "ResumeError",
     "RunStatus",
     "ServiceConfigError",
@@ -68,6 +69,7 @@ GRAPH = {
     "FileClaimStore",
     "MemoryClaimStore",
     "PausedRun",
+    "PostgresClaimStore",
     "ResumeError",
     "RunStatus",
     "StepRecord",
@@ -76,6 +78,7 @@ GRAPH = {
     "ToolRegistry",
     "ToolRunner",
     "ToolsNode",
+    "claims_beside",
     "run_agent",
     "state_from_json",
 }

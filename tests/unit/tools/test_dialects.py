@@ -120,3 +120,50 @@ def test_instance_parameters_in_a_dialect_are_converted_at_registration() -> Non
     }
     bad = registry("calculate_triangle_area", base="three", height=2)
     assert bad["error_type"] == "validation_error" and "base" in bad["error"]
+
+
+# BFCL's file-system backend: Python's ``None`` default written as the string "None".
+BFCL_FIND: dict[str, Any] = {
+    "name": "find",
+    "description": "Find files or directories under a path.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "path": {"type": "string", "description": "Where to search.", "default": "."},
+            "name": {"type": "string", "description": "A name to match.", "default": "None"},
+            "depth": {"type": "integer", "description": "How deep.", "default": None},
+            "note": {"type": ["string", "null"], "description": "Nullable, null default.", "default": None},
+        },
+        "required": [],
+    },
+}
+
+
+def test_none_defaults_mean_no_default_value_is_sent() -> None:
+    schema, changes = normalize_parameters(BFCL_FIND["parameters"])
+    assert schema["properties"] == {
+        "path": {"type": "string", "description": "Where to search.", "default": "."},
+        "name": {"type": "string", "description": "A name to match."},
+        "depth": {"type": "integer", "description": "How deep."},
+        "note": {"type": ["string", "null"], "description": "Nullable, null default.", "default": None},
+    }
+    assert "name: default 'None' means no default value is sent; removed" in changes
+    assert "depth: default None means no default value is sent; removed" in changes
+    # A required parameter keeps what it says; the corpora mark only optional ones so.
+    required = {"type": "object", "properties": {"x": {"type": "string", "default": "None"}}, "required": ["x"]}
+    assert normalize_parameters(required) == (required, [])
+
+
+def test_left_out_argument_gets_the_functions_own_default() -> None:
+    searched: list[tuple[str, str | None, int]] = []
+
+    def find(path: str = ".", name: str | None = None, depth: int = 3, note: str | None = None) -> int:
+        searched.append((path, name, depth))
+        return 0
+
+    registry = LocalToolRegistry()
+    registry.register(find, description=BFCL_FIND["description"], parameters=BFCL_FIND["parameters"])
+    assert registry("find", path=".")["status"] == "success"
+    assert searched == [(".", None, 3)]  # not files named "None"
+    assert registry("find", name="report.txt")["status"] == "success"
+    assert searched[-1] == (".", "report.txt", 3)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tools.base import BaseTool
 from tools.builtin.code_executor.local import LocalSandbox
 from tools.builtin.code_executor.sandbox import SandboxClient
+from tools.executors._pickling import shallow_copy, state_without
 from tools.manual import ToolCategory, ToolManual
 from tools.result import ToolResult
 
@@ -167,3 +168,13 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __copy__(self) -> CodeExecutorTool:
+        return shallow_copy(self)  # an alias shares the sandbox
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for a Ray actor): the copy starts its own sandbox; an injected one cannot travel."""
+        return state_without(self, "_sandbox", owned=self._owns_sandbox)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _sandbox=LocalSandbox())

@@ -1,8 +1,11 @@
 """Knowledge tools: ``search_knowledge`` and ``store_knowledge`` over a ``KnowledgeStore``.
 
-The embedded store is :class:`SqliteKnowledgeStore` (SQLite FTS5, standard library only).
+The embedded store is :class:`SqliteKnowledgeStore` (SQLite FTS5, standard library only);
+:class:`PostgresKnowledgeStore` keeps the knowledge in PostgreSQL for several replicas
+(extra ``postgres``).
 """
 
+from tools.builtin.knowledge.postgres_store import PostgresKnowledgeStore
 from tools.builtin.knowledge.query import build_match_expression
 from tools.builtin.knowledge.sqlite_store import SqliteKnowledgeStore
 from tools.builtin.knowledge.store import (
@@ -30,6 +33,7 @@ __all__ = [
     "KnowledgeSearchTool",
     "KnowledgeStore",
     "KnowledgeStoreTool",
+    "PostgresKnowledgeStore",
     "SearchKnowledgeRequest",
     "SearchKnowledgeResponse",
     "SqliteKnowledgeStore",

@@ -31,7 +31,9 @@ _WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit: what the tokenizer inde
 
 
 @dataclass(frozen=True, slots=True)
-class _Term:
+class QueryTerm:
+    """One word or phrase of a query (``prefix``: a trailing ``*``)."""
+
     text: str
     prefix: bool = False
 
@@ -49,6 +51,19 @@ def build_match_expression(query: str) -> str:
     Raises:
         InvalidArgumentsError: When the query is empty, longer than 500 characters, has
             more than 32 terms, or holds no letters or digits.
+    """
+    parts: list[str] = []
+    for group in parse_query(query):
+        rendered = " OR ".join(term.to_fts() for term in group)
+        parts.append(f"({rendered})" if len(group) > 1 else rendered)
+    return " AND ".join(parts)
+
+
+def parse_query(query: str) -> list[list[QueryTerm]]:
+    """The query's AND-ed groups of OR-ed terms (what every store's search renders).
+
+    Raises:
+        InvalidArgumentsError: As `build_match_expression`.
     """
     text = _UNSAFE.sub(" ", query).strip()
     if not text:
@@ -69,16 +84,12 @@ def build_match_expression(query: str) -> str:
         raise InvalidArgumentsError(
             f"The search query has more than {MAX_TERMS} terms. Send fewer, more specific words."
         )
-    parts: list[str] = []
-    for group in groups:
-        rendered = " OR ".join(term.to_fts() for term in group)
-        parts.append(f"({rendered})" if len(group) > 1 else rendered)
-    return " AND ".join(parts)
+    return groups
 
 
-def _parse_groups(text: str) -> list[list[_Term]]:
+def _parse_groups(text: str) -> list[list[QueryTerm]]:
     """Split into AND-ed groups of OR-ed terms; ``OR`` at the edges is ignored."""
-    groups: list[list[_Term]] = []
+    groups: list[list[QueryTerm]] = []
     pending_or = False
     for match in _TOKEN.finditer(text):
         phrase, word = match.group(1), match.group(2)
@@ -96,13 +107,13 @@ def _parse_groups(text: str) -> list[list[_Term]]:
     return groups
 
 
-def _make_term(phrase: str | None, word: str | None) -> _Term | None:
+def _make_term(phrase: str | None, word: str | None) -> QueryTerm | None:
     if phrase is not None:
         body = " ".join(phrase.split())
-        return _Term(body) if _WORD_CHAR.search(body) else None
+        return QueryTerm(body) if _WORD_CHAR.search(body) else None
     word = word or ""
     prefix = word.endswith("*")
     body = word.rstrip("*")
     if not _WORD_CHAR.search(body):
         return None
-    return _Term(body, prefix=prefix)
+    return QueryTerm(body, prefix=prefix)

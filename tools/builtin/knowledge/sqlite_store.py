@@ -10,11 +10,8 @@ meets ``SQLITE_BUSY`` is retried with back-off (tenacity).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import math
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -31,21 +28,25 @@ from tenacity import (
     wait_random,
 )
 
+from tools.builtin.knowledge._records import (
+    MAX_FILTERS,
+    MAX_LIMIT,
+    MAX_METADATA_BYTES,
+    MAX_TEXT_CHARS,
+    check_filters,
+    parse_id,
+    prepare_row,
+)
 from tools.builtin.knowledge.query import build_match_expression
 from tools.builtin.knowledge.store import FilterValue, KnowledgeHit, KnowledgeItem, StoreOutcome
-from tools.errors import InvalidArgumentsError
 
 T = TypeVar("T")
+__all__ = ["MAX_FILTERS", "MAX_LIMIT", "MAX_METADATA_BYTES", "MAX_TEXT_CHARS", "SqliteKnowledgeStore", "is_busy_error"]
 
-MAX_TEXT_CHARS = 100_000
-MAX_METADATA_BYTES = 16_384
-MAX_FILTERS = 8
-MAX_LIMIT = 100
 _BATCH_ROWS = 1_000
 _HASH_LOOKUP_CHUNK = 500  # below SQLite's oldest bound-variable limit (999)
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
-_FILTER_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,4}$")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS knowledge (
@@ -172,7 +173,7 @@ class SqliteKnowledgeStore:
         Every item is validated before anything is written (a bad item raises
         :class:`~tools.errors.InvalidArgumentsError` naming its index).
         """
-        rows = [_prepare_row(index, item) for index, item in enumerate(items)]
+        rows = [prepare_row(index, item) for index, item in enumerate(items)]
         outcomes: list[StoreOutcome] = []
         for start in range(0, len(rows), _BATCH_ROWS):
             batch = rows[start : start + _BATCH_ROWS]
@@ -182,7 +183,7 @@ class SqliteKnowledgeStore:
 
     def delete(self, doc_id: str) -> bool:
         """Delete a document; True when it existed. A malformed id returns False."""
-        rowid = _parse_id(doc_id)
+        rowid = parse_id(doc_id)
         if rowid is None:
             return False
         deleted = self._write(lambda conn: conn.execute("DELETE FROM knowledge WHERE id = ?", (rowid,)).rowcount)
@@ -244,7 +245,7 @@ class SqliteKnowledgeStore:
 
     def get(self, doc_id: str) -> KnowledgeItem | None:
         """The stored text and metadata for ``doc_id``; None if unknown or malformed."""
-        rowid = _parse_id(doc_id)
+        rowid = parse_id(doc_id)
         if rowid is None:
             return None
         row = self._read(
@@ -274,35 +275,6 @@ class SqliteKnowledgeStore:
         retrying = self._retrying.copy(stop=stop_after_attempt(self._max_attempts - 1))
         result: T = retrying(call)
         return result
-
-
-def _prepare_row(index: int, item: KnowledgeItem) -> tuple[str, bytes, str]:
-    text = _clean(item.text).strip() if isinstance(item.text, str) else ""
-    where = "" if index == 0 else f" (item {index})"
-    if not text:
-        raise InvalidArgumentsError(f"The text to store is empty{where}. Send the text itself.")
-    if len(text) > MAX_TEXT_CHARS:
-        raise InvalidArgumentsError(
-            f"The text to store has {len(text)} characters{where}; at most {MAX_TEXT_CHARS} "
-            "are allowed. Store it in several parts."
-        )
-    if not isinstance(item.metadata, Mapping):
-        raise InvalidArgumentsError(f"Metadata must be a JSON object{where}.")
-    try:
-        metadata = json.dumps(dict(item.metadata), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentsError(
-            f"Metadata must hold only JSON values (text, numbers, true/false, lists){where}."
-        ) from exc
-    metadata = _clean(metadata)
-    if len(metadata.encode()) > MAX_METADATA_BYTES:
-        raise InvalidArgumentsError(f"Metadata is larger than {MAX_METADATA_BYTES} bytes{where}; keep it short.")
-    return text, hashlib.sha256(text.encode()).digest(), metadata
-
-
-def _clean(text: str) -> str:
-    """Replace lone surrogates (which SQLite cannot store) with U+FFFD."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _insert_rows(conn: sqlite3.Connection, *, rows: list[tuple[str, bytes, str]], now: float) -> list[StoreOutcome]:
@@ -340,18 +312,9 @@ def _ids_by_hash(conn: sqlite3.Connection, digests: list[bytes]) -> dict[bytes, 
 
 
 def _filter_clauses(filters: Mapping[str, FilterValue]) -> tuple[str, list[Any]]:
-    if len(filters) > MAX_FILTERS:
-        raise InvalidArgumentsError(f"At most {MAX_FILTERS} metadata filters are allowed.")
     clauses: list[str] = []
     params: list[Any] = []
-    for key, value in filters.items():
-        if not isinstance(key, str) or not _FILTER_KEY.match(key):
-            raise InvalidArgumentsError(
-                f"Filter key {key!r} is not valid: use letters, digits and underscores, "
-                "with dots for nested keys (e.g. 'source' or 'author.name')."
-            )
-        if not isinstance(value, str | int | float) or (isinstance(value, float) and not math.isfinite(value)):
-            raise InvalidArgumentsError(f"Filter {key!r} needs a text, number or true/false value.")
+    for key, value in check_filters(filters):
         clauses.append(" AND EXISTS (SELECT 1 FROM json_each(m.metadata, ?) AS j WHERE j.value = ?)")
         params.extend([f"$.{key}", value])
     return "".join(clauses), params
@@ -367,10 +330,3 @@ def _hit(row: tuple[Any, ...]) -> KnowledgeHit:
         metadata=json.loads(metadata),
         created_at=datetime.fromtimestamp(float(created_at), tz=timezone.utc),
     )
-
-
-def _parse_id(doc_id: str) -> int | None:
-    text = doc_id.strip() if isinstance(doc_id, str) else ""
-    if not text.isascii() or not text.isdigit() or len(text) > 19:
-        return None
-    return int(text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +11,7 @@ from tools.builtin.math.arithmetic import ArithmeticLimits, evaluate_plain
 from tools.builtin.math.engine import MathEngine, MathJob, SympyWorkerPool
 from tools.builtin.math.parser import IR, MathParser, to_text
 from tools.errors import InvalidArgumentsError
+from tools.executors._pickling import shallow_copy, state_without
 from tools.manual import ToolCategory, ToolManual
 
 
@@ -149,6 +150,16 @@ class MathSolverTool(BaseTool[MathRequest, MathResponse]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __copy__(self) -> MathSolverTool:
+        return shallow_copy(self)  # an alias shares the engine
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for a Ray actor): the copy starts its own engine; an injected one cannot travel."""
+        return state_without(self, "_engine", owned=self._owns_engine)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _engine=SympyWorkerPool())
 
     def _job(self, request: MathRequest) -> tuple[MathJob, str]:
         parser = self._parser

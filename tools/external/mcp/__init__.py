@@ -15,6 +15,14 @@ Server::
 
 from tools.external.mcp._connect import MCPConfigError, MCPServerParams
 from tools.external.mcp.adapter import MCPAdapter
+from tools.external.mcp.features import (
+    ElicitationRequest,
+    ElicitationResult,
+    MCPClientHandlers,
+    MCPRequestDeclined,
+    SamplingRequest,
+    SamplingResult,
+)
 from tools.external.mcp.server import (
     ServableRegistry,
     build_mcp_server,
@@ -26,13 +34,19 @@ from tools.external.mcp.tool import MCPTool
 from tools.external.mcp.toolset import MCPProgress, MCPToolset, ProgressCallback
 
 __all__ = [
+    "ElicitationRequest",
+    "ElicitationResult",
     "MCPAdapter",
+    "MCPClientHandlers",
     "MCPConfigError",
     "MCPProgress",
+    "MCPRequestDeclined",
     "MCPServerParams",
     "MCPTool",
     "MCPToolset",
     "ProgressCallback",
+    "SamplingRequest",
+    "SamplingResult",
     "ServableRegistry",
     "build_mcp_server",
     "serve_http",

@@ -20,6 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tools.errors import ToolDefinitionError
 from tools.external.mcp._stdio import stdio_transport
+from tools.external.mcp._tasks import ProgressRouter
+from tools.external.mcp.features import MCPClientHandlers
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +127,9 @@ class ClientOptions:
         errlog: Where the server process's stderr goes (stdio form only).
         protocol: ``"auto"`` probes for the newest protocol (2026-07-28) and falls back to
             the ``initialize`` handshake; ``"legacy"`` goes straight to the handshake.
+        handlers: The sampling, elicitation and roots requests this client serves (each
+            capability is declared only when its handler is given).
+        progress_router: Routes the progress of task-augmented calls to their callers.
     """
 
     params: MCPServerParams
@@ -133,6 +138,8 @@ class ClientOptions:
     log_level: mcp_types.LoggingLevel = "info"
     errlog: TextIO = field(default=sys.stderr, repr=False)
     protocol: Literal["auto", "legacy"] = "legacy"
+    handlers: MCPClientHandlers | None = None
+    progress_router: ProgressRouter = field(default_factory=ProgressRouter, compare=False, repr=False)
 
 
 def _stdio(options: ClientOptions, on_spawn: Callable[[int], None] | None) -> Transport:
@@ -186,6 +193,10 @@ def make_client(
     async def on_message(message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             logger.warning("MCP server %s sent a malformed message: %s", label, clip(str(message), 300))
+        elif isinstance(message, mcp_types.ProgressNotification):
+            await options.progress_router.deliver(message)
+
+    from tools.external.mcp._callbacks import sdk_callbacks  # it imports this module
 
     transport: Transport = _stdio(options, on_spawn) if options.params.command is not None else _http_transport(options)
     return Client(
@@ -195,4 +206,5 @@ def make_client(
         log_level=options.log_level,
         message_handler=on_message,
         client_info=mcp_types.Implementation(name="tooldeck", version="0.1.0"),
+        **sdk_callbacks(options.handlers, label=label),
     )

@@ -21,6 +21,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from tools.errors import UpstreamError
 from tools.external.mcp._connect import ClientOptions, make_client
 from tools.external.mcp._errors import translate
+from tools.external.mcp._tasks import call_as_task, runs_as_task, ttl_for
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +51,10 @@ class Session(Protocol):
         *,
         timeout: float,
         progress: SDKProgress | None,
+        task_support: str | None = None,
     ) -> mcp_types.CallToolResult:
-        """One ``tools/call`` bounded by ``timeout``; raises ``ToolError`` subclasses."""
+        """One ``tools/call`` bounded by ``timeout`` (as a task when the tool and server
+        support it); raises ``ToolError`` subclasses."""
         ...
 
     async def aclose(self) -> None:
@@ -65,6 +68,23 @@ class Listing:
 
     tools: list[mcp_types.Tool]
     server_version: str
+
+
+async def _call(
+    client: Client,
+    options: ClientOptions,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    timeout: float,
+    progress: SDKProgress | None,
+    task_support: str | None,
+) -> mcp_types.CallToolResult:
+    """``tools/call``, as an MCP task when the tool is task-capable and the server runs tasks."""
+    if runs_as_task(client, task_support):
+        router = options.progress_router
+        return await call_as_task(client, name, arguments, progress=progress, router=router, ttl_ms=ttl_for(timeout))
+    return await client.call_tool(name, arguments, progress_callback=progress)
 
 
 async def _list_all(client: Client) -> Listing:
@@ -192,13 +212,22 @@ class PersistentSession:
         *,
         timeout: float,
         progress: SDKProgress | None,
+        task_support: str | None = None,
     ) -> mcp_types.CallToolResult:
         """One ``tools/call`` within ``timeout`` (connecting first if needed)."""
         client: Client | None = None
         try:
             with anyio.fail_after(timeout):
                 client = await self._connected()
-                return await client.call_tool(name, arguments, progress_callback=progress)
+                return await _call(
+                    client,
+                    self._options,
+                    name,
+                    arguments,
+                    timeout=timeout,
+                    progress=progress,
+                    task_support=task_support,
+                )
         except Exception as exc:
             raise self._failed(exc, client, timeout) from None
 
@@ -260,11 +289,14 @@ class SpawnPerCallSession:
         *,
         timeout: float,
         progress: SDKProgress | None,
+        task_support: str | None = None,
     ) -> mcp_types.CallToolResult:
         """One ``tools/call`` on a fresh connection, closed (server stopped) afterwards."""
 
         async def call(client: Client) -> mcp_types.CallToolResult:
-            return await client.call_tool(name, arguments, progress_callback=progress)
+            return await _call(
+                client, self._options, name, arguments, timeout=timeout, progress=progress, task_support=task_support
+            )
 
         result: mcp_types.CallToolResult = await self._run(call, timeout)
         return result

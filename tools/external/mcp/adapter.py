@@ -12,6 +12,7 @@ from typing import Any
 
 from tools.errors import ToolDefinitionError, ToolError, UnknownActionError, UnknownToolError
 from tools.external.config import ActionSpec, MCPConfig, ToolConfig
+from tools.external.mcp.features import MCPClientHandlers
 from tools.external.mcp.tool import MCPTool
 from tools.external.mcp.toolset import MCPToolset, ProgressCallback
 from tools.result import ToolResult
@@ -38,6 +39,8 @@ class MCPAdapter:
             :meth:`is_available`. Server processes get only ``MCPConfig.env`` on top of the
             SDK's safe defaults, never this mapping.
         progress_callback: Passed to every toolset (see :class:`MCPToolset`).
+        handlers: What every toolset's client serves (sampling, elicitation, roots; see
+            :class:`~tools.external.mcp.MCPClientHandlers`); None: no such capability.
         which: Resolves a program name against a ``PATH``; injectable for tests.
     """
 
@@ -50,7 +53,9 @@ class MCPAdapter:
         env: Mapping[str, str] | None = None,
         progress_callback: ProgressCallback | None = None,
         which: Callable[..., str | None] = shutil.which,
+        handlers: MCPClientHandlers | None = None,
     ) -> None:
+        self._handlers = handlers
         self._env = dict(env or {})
         self._progress_callback = progress_callback
         self._which = which
@@ -137,6 +142,7 @@ class MCPAdapter:
             progress_callback=self._progress_callback,
             label=config.id,
             trusted=mcp.trusted,
+            handlers=self._handlers,
         )
 
     def tools(self, tool_id: str) -> list[MCPTool]:
@@ -188,6 +194,18 @@ class MCPAdapter:
             return os.access(program, os.X_OK)
         path = self._env.get("PATH", os.environ.get("PATH", os.defpath))
         return bool(program) and self._which(program, path=path) is not None
+
+    @property
+    def handlers(self) -> MCPClientHandlers | None:
+        """What every toolset's client serves (sampling, elicitation, roots)."""
+        return self._handlers
+
+    @handlers.setter
+    def handlers(self, handlers: MCPClientHandlers | None) -> None:
+        # A session declares its capabilities when it opens: close the open ones so that
+        # the next call reopens them declaring what is served now.
+        self._handlers = handlers
+        self.close()
 
     def close(self) -> None:
         """Close every server session (idempotent; later calls reopen them)."""

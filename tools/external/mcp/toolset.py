@@ -26,6 +26,7 @@ from tools.external.mcp._session import (
     Session,
     SpawnPerCallSession,
 )
+from tools.external.mcp.features import MCPClientHandlers
 from tools.external.mcp.tool import MCPTool
 from tools.manual import ToolCategory, ToolManual
 from tools.result import ToolResult
@@ -107,12 +108,16 @@ class MCPToolset:
             ``unclassified`` (routing places it by name: see
             :func:`tools.routing.categorize_tool`).
         default_category: The category of this server's tools that ``categories`` does
-            not name (e.g. ``"planning"`` for an issue tracker).
+            not name (e.g. ``"planning"`` for an issue tracker); default: the heuristic.
         trusted: Trust the server's tool annotations. Untrusted (the default), they are a
             remote party's hints: ``destructiveHint`` raises a tool to ``dangerous``, but
             ``readOnlyHint`` is ignored, so every tool is at least ``moderate`` and
             ``mutating`` (read-only agents get none of them). Trusted, ``readOnlyHint``
             makes a tool ``safe`` and declares it ``mutating=False``.
+        handlers: What this client serves the server (:class:`MCPClientHandlers`):
+            sampling, elicitation, roots. Each capability is declared only when its handler
+            is given; by default none is. Tools the server marks task-capable are called as
+            MCP tasks whatever the handlers (polled, cancelled on timeout).
 
     Raises:
         MCPConfigError: both or neither of ``command``/``url``, a shell string as command,
@@ -139,6 +144,7 @@ class MCPToolset:
         categories: Mapping[str, ToolCategory | str] | None = None,
         default_category: ToolCategory | str | None = None,
         trusted: bool = False,
+        handlers: MCPClientHandlers | None = None,
     ) -> None:
         if isinstance(command, str):
             raise MCPConfigError(
@@ -168,12 +174,14 @@ class MCPToolset:
             log_level=server_log_level,
             errlog=errlog if errlog is not None else sys.stderr,
             protocol=protocol,
+            handlers=handlers,
         )
         self._persistent = persistent
         name = f"tooldeck-mcp-{self._params.label}"[:60]
         self._home = SessionHome(self._new_session, name=name, close_timeout=connect_timeout)
         self._lock = threading.Lock()
         self._tools: list[MCPTool] | None = None
+        self._task_support: dict[str, str] = {}
 
     def _new_session(self) -> Session:
         return PersistentSession(self._options) if self._persistent else SpawnPerCallSession(self._options)
@@ -247,8 +255,10 @@ class MCPToolset:
             for tool in _unique(listing.tools)
         ]
         self._warn_unlisted(built)
+        task_support = {t.name: t.execution.task_support for t in listing.tools if t.execution is not None}
         with self._lock:
             self._tools = built
+            self._task_support = {name: support for name, support in task_support.items() if support}
         return list(built)
 
     def _manual(self, tool: mcp_types.Tool, name: str) -> ToolManual:
@@ -319,8 +329,11 @@ class MCPToolset:
             ToolError: the call failed (subclass by cause: timeout, upstream, validation).
         """
         progress = self._progress_for(remote_name)
+        tasks = self._task_support.get(remote_name)
         return self._home.run(
-            lambda session: session.call_tool(remote_name, arguments, timeout=timeout, progress=progress),
+            lambda session: session.call_tool(
+                remote_name, arguments, timeout=timeout, progress=progress, task_support=tasks
+            ),
             timeout=timeout,
         )
 
@@ -334,8 +347,11 @@ class MCPToolset:
             ToolError: the call failed (subclass by cause: timeout, upstream, validation).
         """
         progress = self._progress_for(remote_name)
+        tasks = self._task_support.get(remote_name)
         return await self._home.arun(
-            lambda session: session.call_tool(remote_name, arguments, timeout=timeout, progress=progress),
+            lambda session: session.call_tool(
+                remote_name, arguments, timeout=timeout, progress=progress, task_support=tasks
+            ),
             timeout=timeout,
         )
 

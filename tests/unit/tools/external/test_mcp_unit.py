@@ -356,13 +356,19 @@ def test_public_names_are_pinned() -> None:
     import tools.external.mcp as package
 
     assert package.__all__ == [
+        "ElicitationRequest",
+        "ElicitationResult",
         "MCPAdapter",
+        "MCPClientHandlers",
         "MCPConfigError",
         "MCPProgress",
+        "MCPRequestDeclined",
         "MCPServerParams",
         "MCPTool",
         "MCPToolset",
         "ProgressCallback",
+        "SamplingRequest",
+        "SamplingResult",
         "ServableRegistry",
         "build_mcp_server",
         "serve_http",

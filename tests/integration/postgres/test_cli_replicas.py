@@ -1,0 +1,83 @@
+"""Two replicas of ``python -m orchestrator`` on one PostgreSQL, as real processes with their
+own data and config directories ("hosts"): what one remembers the other recalls, a paused run
+saved by one is resumed once whichever replica continues it, and the approvals and the level
+stored through ``tooldeck`` reach both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def replica(tmp_path: Path, name: str, database_url: str) -> dict[str, str]:
+    """The environment of one replica: its own directories, the shared database."""
+    home = tmp_path / name
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "TOOLDECK_DATA_DIR": str(home / "data"),
+        "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
+        "TOOLDECK_DATABASE_URL": database_url,
+        "PYTHONPATH": str(REPO_ROOT),
+    }
+
+
+def run(env: dict[str, str], *args: str, module: str = "orchestrator") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, database_url: str) -> tuple[dict[str, str], dict[str, str]]:
+    return replica(tmp_path, "a", database_url), replica(tmp_path, "b", database_url)
+
+
+def test_what_one_replica_remembers_the_other_recalls(replicas: tuple[dict[str, str], dict[str, str]]) -> None:
+    first, second = replicas
+    told = run(first, QUESTION)
+    assert told.returncode == 0, told.stderr
+    recalled = run(second, "--no-trace", "Who is my dentist?")
+    assert recalled.returncode == 0, recalled.stderr
+    assert "Dr. Lee" in recalled.stdout
+    assert not (Path(second["TOOLDECK_DATA_DIR"]) / "knowledge.sqlite3").exists()
+
+
+def test_a_paused_run_is_resumed_once_across_replicas(
+    replicas: tuple[dict[str, str], dict[str, str]], tmp_path: Path
+) -> None:
+    first, second = replicas
+    paused = run(first, "--freedom", "medium", "--json", QUESTION)
+    assert paused.returncode == 5, paused.stderr
+    state = tmp_path / "paused.json"
+    state.write_text(paused.stdout)
+    call_id = json.loads(paused.stdout)["pending_approvals"][0]["call_id"]
+    resumed = run(second, "--freedom", "medium", "--resume", str(state), "--approve-call", call_id)
+    assert resumed.returncode == 0, resumed.stderr
+    again = run(first, "--freedom", "medium", "--resume", str(state), "--approve-call", call_id)
+    assert again.returncode == 2
+    assert "were resumed before" in again.stderr
+    assert "Dr. Lee" in run(first, "--no-trace", "Who is my dentist?").stdout
+
+
+def test_the_level_and_approvals_set_with_tooldeck_reach_every_replica(
+    replicas: tuple[dict[str, str], dict[str, str]],
+) -> None:
+    first, second = replicas
+    configured = run(first, "configure", "freedom", "low", module="tools.cli")
+    assert configured.returncode == 0, configured.stderr
+    shown = run(second, "configure", "show", "--json", module="tools.cli")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["freedom"] == "low"
+    assert "postgresql://tooldeck_app@" in shown.stdout and "tooldeck_approvals" in shown.stdout
+    held = run(second, "--json", "What is 2+3?")  # level low: even math waits for a person
+    assert held.returncode == 5, held.stderr
