@@ -8,9 +8,9 @@ The same objects, files and defaults as the command-line tools:
   metrics store (``.tooldeck/metrics.json``, what ``tooldeck run`` and ``tooldeck stats`` use);
 * runs: the run records and paused states of the data directory (``TOOLDECK_DATA_DIR``);
   runs are started and resumed by services built like ``python -m orchestrator``'s (the claim
-  ledger ``resumed-calls.json`` and the user's state key shared with it);
-* settings: the approvals file, the user's ``settings.json``, the routing overrides file, the
-  trusted-projects file.
+  ledger beside the approvals and the user's state key, shared with it);
+* settings: the approvals (the user's file, or ``TOOLDECK_DATABASE_URL``'s database), the
+  user's ``settings.json``, the routing overrides file, the trusted-projects file.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from orchestrator.settings import Settings
     from orchestrator.ui.runner import ServiceRunner
     from orchestrator.ui.sources import ConsoleSources
+    from tools.approvals import ApprovalsBackend
     from tools.registry import LocalToolRegistry
     from tools.runs import RunStore
 
@@ -70,7 +71,7 @@ def console_sources(
     from orchestrator.ui.settings import SettingsSources
     from orchestrator.ui.sources import ConsoleSources
     from tools import LocalToolRegistry
-    from tools.approvals import ApprovalPolicy, ApprovalsStore, freedom_from_env
+    from tools.approvals import ApprovalPolicy, freedom_from_env, open_approvals_store
     from tools.external import secret_values
     from tools.registry_spec import load_registry
     from tools.runs import FileRunStore
@@ -81,7 +82,7 @@ def console_sources(
     setup = ConsoleSetup(sources=None)  # type: ignore[arg-type]  # filled in below
     try:
         settings = Settings.from_env(env)
-        approvals = ApprovalsStore.from_env(env)
+        approvals = open_approvals_store(env, database_url=_secret(settings.database_url))
         policy = ApprovalPolicy(freedom_from_env(env), approvals)
         _ = policy.level  # an unusable approvals file is a setup error, said now
         metrics = MetricsStore(project_dir / ".tooldeck" / "metrics.json", flush_interval=1.0)
@@ -90,10 +91,10 @@ def console_sources(
         registry = LocalToolRegistry(policy=policy, metrics=metrics)
         adopted = RegistryService(RegistryStore.from_env(env, project_dir=project_dir), env=env)
         setup.closers.append(adopted.close)
-        service = _service(settings, env, project_dir, own, builtins=builtins, registry=registry)
+        service = _service(settings, env, project_dir, own, builtins=builtins, registry=registry, approvals=approvals)
         setup.closers.append(service.close)
         runs = FileRunStore(settings.data_dir / "runs")
-        runner = _runner(settings, env, project_dir, own, builtins=builtins, runs=runs)
+        runner = _runner(settings, env, project_dir, own, builtins=builtins, runs=runs, approvals=approvals)
         setup.closers.append(runner.close)
         secrets = [*_setting_secrets(settings), *secret_values(env)]
         setup.sources = ConsoleSources(
@@ -131,11 +132,10 @@ def _service(
     builtins: bool,
     **more: Any,
 ) -> OrchestratorService:
-    """A service over these settings: builtins (unless not wanted), adopted tools, your tools."""
-    from orchestrator.graph import FileClaimStore
-    from orchestrator.graph.claims import CLAIMS_FILE
+    """A service over these settings: builtins (unless not wanted), adopted tools, your tools;
+    the resume claims beside the approvals (the ledger every process of this user shares)."""
     from orchestrator.service import OrchestratorService
-    from tools.approvals import ApprovalsStore, StateSigner
+    from tools.approvals import StateSigner
     from tools.store import RegistryService, RegistryStore
 
     adopted = RegistryService(RegistryStore.from_env(env, project_dir=project_dir), env=env) if builtins else None
@@ -144,8 +144,6 @@ def _service(
         tools=own,
         builtins=builtins,
         adopted_tools=adopted,
-        approvals=ApprovalsStore.from_env(env),
-        claims=FileClaimStore(settings.data_dir / CLAIMS_FILE),
         state_signer=StateSigner.from_env(env),
         **more,
     )
@@ -159,6 +157,7 @@ def _runner(
     *,
     builtins: bool,
     runs: RunStore,
+    approvals: ApprovalsBackend,
 ) -> ServiceRunner:
     """The runner: a fresh service per run or resume, of the agent type asked (its level and
     tools from this configuration, never from a saved state)."""
@@ -168,7 +167,7 @@ def _runner(
 
     def services(agent: str | None) -> OrchestratorService:
         chosen = Settings.from_env(env, agent=agent) if agent is not None else settings
-        return _service(chosen, env, project_dir, own, builtins=builtins, runs=runs)
+        return _service(chosen, env, project_dir, own, builtins=builtins, runs=runs, approvals=approvals)
 
     return ServiceRunner(services, data_dir=settings.data_dir, signer=StateSigner.from_env(env))
 
@@ -176,6 +175,10 @@ def _runner(
 def _provenance(specs: Sequence[str], own: Sequence[LocalToolRegistry]) -> dict[str, str]:
     """Which ``--registry`` brought each of your tools."""
     return {name: f"--registry {spec}" for spec, mine in zip(specs, own, strict=True) for name in mine.names()}
+
+
+def _secret(value: Any) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def _setting_secrets(settings: Settings) -> list[str]:

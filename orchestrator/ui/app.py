@@ -286,9 +286,9 @@ def _probes(sources: ConsoleSources) -> dict[str, Any]:
         watched = [runs_dir, runs_dir.parent / "paused"]
     if watched or runner is not None:
         probes["runs"] = lambda: (path_fingerprint(watched), runner.version() if runner is not None else 0)
-    approvals = sources.approvals
-    if approvals is not None or watched:
-        files = [*watched, *([approvals.path] if approvals is not None else [])]
+    approvals_file = getattr(sources.approvals, "path", None)  # a database is not watched: pages reload
+    if isinstance(approvals_file, Path) or watched:
+        files = [*watched, *([approvals_file] if isinstance(approvals_file, Path) else [])]
         probes["approvals"] = lambda: path_fingerprint(files)
     metrics_path = getattr(sources.metrics, "path", None)
     if isinstance(metrics_path, Path):
@@ -296,8 +296,8 @@ def _probes(sources: ConsoleSources) -> dict[str, Any]:
             [metrics_path, *sorted(metrics_path.parent.glob(metrics_path.name + ".*.log"))]
         )
     if sources.settings is not None:
-        settings = sources.settings
-        probes["settings"] = lambda: path_fingerprint([settings.file.path, settings.approvals.path])
+        settings_files = [sources.settings.file.path, *([approvals_file] if isinstance(approvals_file, Path) else [])]
+        probes["settings"] = lambda: path_fingerprint(settings_files)
     return probes
 
 

@@ -7,9 +7,10 @@ the same guarantees, because it goes through the same objects:
   names), verified with the user's state key before anything in it is believed;
 * each decision is bound to the arguments hash of the request the person was shown
   (``Approve(shown_hash=...)``); edited arguments are validated and hashed again;
-* each decided call is claimed in the claim ledger shared with every other process
-  (``resumed-calls.json``) before anything runs, so a second resume, here or anywhere,
-  runs nothing; the state file is removed once the run finished.
+* each decided call is claimed in the claim ledger shared with every other process (beside
+  the approvals: ``resumed-calls.json`` next to the approvals file, or the same database)
+  before anything runs, so a second resume, here or anywhere, runs nothing; the state file is
+  removed once the run finished.
 
 The level and the tools come from this console's configuration, never from the state; the
 agent type is the signed state's own (the graph refuses any other).

@@ -29,7 +29,7 @@ from tools.errors import TooldeckError
 from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
 
 if TYPE_CHECKING:
-    from tools.approvals import ApprovalsStore
+    from tools.approvals import ApprovalsBackend
     from tools.manual import ToolManual
     from tools.store import RegistryStore
 
@@ -104,7 +104,7 @@ class SettingsSources:
 
     Args:
         file: The user's ``settings.json``.
-        approvals: The approvals file (holds the freedom level).
+        approvals: The approvals (hold the freedom level): the user's file or the database.
         env: The console's environment (to say which variables override a stored value).
         config_dir: The user's configuration directory (where a new routing file goes).
         registry_files: The user's and the project's registry files (the project file's
@@ -112,7 +112,7 @@ class SettingsSources:
     """
 
     file: SettingsFile
-    approvals: ApprovalsStore
+    approvals: ApprovalsBackend
     env: Mapping[str, str] = field(default_factory=dict)
     config_dir: Path | None = None
     registry_files: RegistryStore | None = None

@@ -6,7 +6,7 @@ application builds them by hand::
 
     sources = ConsoleSources(
         registry=registry,                            # the tools shown and called (policy attached)
-        approvals=ApprovalsStore.from_env(os.environ),
+        approvals=open_approvals_store(os.environ),
         metrics=MetricsStore(".tooldeck/metrics.json"),
         runs=FileRunStore.from_env(os.environ),
         runner=ServiceRunner(...),                    # starts and resumes agent runs
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.ui.runner import AgentRunner
     from orchestrator.ui.settings import SettingsSources
-    from tools.approvals import ApprovalPolicy, ApprovalsStore
+    from tools.approvals import ApprovalPolicy, ApprovalsBackend
     from tools.registry import LocalToolRegistry
     from tools.runs import RunStore
     from tools.store import ReadinessCheck, RegistryService
@@ -43,7 +43,8 @@ class ConsoleSources:
             approved like any other, and a metrics sink so they are counted.
         policy: The approval policy (default: the registry's); its store holds the freedom
             level and the stored approvals.
-        approvals: The approvals file (default: the policy's store).
+        approvals: The approvals (the user's file, or the database of ``TOOLDECK_DATABASE_URL``;
+            default: the policy's store).
         metrics: The metrics store read by the Tools and Metrics pages (None: no figures).
         runs: The run records (None: the Runs page says none are kept).
         runner: Starts and resumes agent runs (None: paused runs can be seen, not resumed).
@@ -59,7 +60,7 @@ class ConsoleSources:
 
     registry: LocalToolRegistry
     policy: ApprovalPolicy | None = None
-    approvals: ApprovalsStore | None = None
+    approvals: ApprovalsBackend | None = None
     metrics: MetricsHistory | None = None
     runs: RunStore | None = None
     runner: AgentRunner | None = None

@@ -17,8 +17,6 @@ from typing import Any
 import pytest
 
 from orchestrator import OrchestratorService, Settings
-from orchestrator.graph import FileClaimStore
-from orchestrator.graph.claims import CLAIMS_FILE
 from orchestrator.llm import ChatResponse
 from orchestrator.ui.runner import RunnerBusyError, ServiceRunner
 from tools import LocalToolRegistry
@@ -80,8 +78,7 @@ class Setup:
             settings,
             model=NoteTaker(self.told),
             registry=registry,
-            approvals=self.approvals,
-            claims=FileClaimStore(self.data / CLAIMS_FILE),
+            approvals=self.approvals,  # the claim ledger lives beside it: shared by every runner here
             state_signer=self.signer,
         )
 
