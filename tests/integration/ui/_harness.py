@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ class ConsoleHarness:
         self.running: list[RunningConsole] = []
         #: The test makes the console refuse requests (the browser logs those as errors).
         self.refusals_expected = False
+        #: Closed after the consoles stop (runners).
+        self.closers: list[Callable[[], None]] = []
 
     def registry(self) -> LocalToolRegistry:
         """A registry with the approval policy of these files (stored level, else medium)."""
@@ -50,3 +53,5 @@ class ConsoleHarness:
         self.browser.get("about:blank")  # close the pages' event streams first
         for console in self.running:
             console.stop()
+        while self.closers:
+            self.closers.pop()()
