@@ -97,4 +97,3 @@ class AgentConsole:
         for name in self.tools().names():
             registry.register(self.tools().get_tool(name))  # type: ignore[arg-type]
         return ConsoleSources(registry=registry, runs=self.runs, runner=runner, settings=self.harness.settings())
-

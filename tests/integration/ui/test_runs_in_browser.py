@@ -116,7 +116,7 @@ def test_a_pipeline_run_is_drawn_cycle_by_cycle(harness: ConsoleHarness, shoot: 
 
     agents = AgentConsole(harness)
     now = datetime.now(timezone.utc)
-    edit = RecordedToolCall(name="edit", arguments={"path": "calc.py"}, status="success", duration_ms=3.0, agent="coder")
+    edit = RecordedToolCall(name="edit", arguments={"path": "calc.py"}, status="success", agent="coder")
     steps = [
         RecordedStep(cycle=1, agent="coder", turns=4, changed_files=["calc.py"], tool_calls=[edit], duration_ms=900),
         RecordedStep(cycle=1, agent="test-writer", turns=3, changed_files=["test_calc.py"], duration_ms=700),
@@ -135,12 +135,12 @@ def test_a_pipeline_run_is_drawn_cycle_by_cycle(harness: ConsoleHarness, shoot: 
             {"name": "ruff", "command": "ruff check .", "status": "passed", "exit_code": 0, "duration_ms": 80.0},
         ],
     }  # fmt: skip
-    agents.runs.save(
-        RunRecord(id="pipe_1", kind="pipeline", status="approved", question="add a divide function",
-                  agent="pipeline", model="a local model", started_at=now - timedelta(seconds=30), updated_at=now,
-                  duration_ms=3000, steps=steps, cycles=2, max_cycles=3, verdicts=["REJECT", "APPROVE"],
-                  validation=validation, answer="done")  # fmt: skip
-    )
+    record = RunRecord(
+        id="pipe_1", kind="pipeline", status="approved", question="add a divide function", agent="pipeline",
+        model="a local model", started_at=now - timedelta(seconds=30), updated_at=now, duration_ms=3000, steps=steps,
+        cycles=2, max_cycles=3, verdicts=["REJECT", "APPROVE"], validation=validation, answer="done",
+    )  # fmt: skip
+    agents.runs.save(record)
     console = harness.start(agents.sources())
     harness.open(console, "/runs/pipe_1")
     browser = harness.browser
