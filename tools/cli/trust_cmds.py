@@ -8,12 +8,11 @@ asks again. ``trust`` prints what each tool runs, so what is trusted is on scree
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli._context import fail, print_json, state
+from tools.cli._context import fail, print_json, say, state
 
 if TYPE_CHECKING:
     from tools.store import ToolConfig
@@ -68,7 +67,7 @@ def trust(
     lines = [f"trusted {trusted.path} (sha256 {str(trusted.sha256)[:12]}): its {len(tools)} tool(s) are used now:"]
     lines += [f"  {tool['id']} ({tool['adapter_type']}): {tool['runs']}" for tool in tools]
     lines.append("any change to the file asks again; withdraw it with: tooldeck trust --revoke")
-    _say("\n".join(lines))
+    say("\n".join(lines))
 
 
 def untrust(ctx: typer.Context, as_json: JsonOption = False) -> None:
@@ -93,9 +92,9 @@ def _revoke(ctx: typer.Context, as_json: bool) -> None:
         print_json({"file": str(store.project_path), "revoked": removed is not None})
         return
     if removed is None:
-        _say(f"{store.project_path} was not trusted; nothing changed")
+        say(f"{store.project_path} was not trusted; nothing changed")
     else:
-        _say(f"no longer trusted: {store.project_path}; its tools are not used until you run: tooldeck trust")
+        say(f"no longer trusted: {store.project_path}; its tools are not used until you run: tooldeck trust")
 
 
 def _described(config: ToolConfig) -> dict[str, Any]:
@@ -103,8 +102,3 @@ def _described(config: ToolConfig) -> dict[str, Any]:
     from tools.store.trust import what_it_runs
 
     return {"id": config.id, "adapter_type": config.adapter_type, "runs": what_it_runs(config)}
-
-
-def _say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
