@@ -11,7 +11,7 @@ marked safe there, once, as :class:`markupsafe.Markup`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -100,10 +100,19 @@ class Pages:
 
     Args:
         csrf_token: Put into every form (and into the page for the script's requests).
-        globals: More names every template sees (e.g. the pending approvals count).
+        versions: The versions of the live topics the page's data is at least as new as
+            (``data-versions`` of the page: its script reloads a part whose topic moved on since).
+        globals: More names every template sees.
     """
 
-    def __init__(self, *, csrf_token: str, globals: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        csrf_token: str,
+        versions: Callable[[], Mapping[str, int]] = dict,
+        globals: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._versions = versions
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATES)),
             autoescape=True,
@@ -125,7 +134,7 @@ class Pages:
 
     def html(self, template: str, **context: Any) -> str:
         """The page ``template`` rendered with ``context``."""
-        return self.env.get_template(template).render(**context)
+        return self.env.get_template(template).render(versions=dict(self._versions()), **context)
 
     def page(self, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
         """``template`` as an HTML response."""

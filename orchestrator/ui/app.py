@@ -8,6 +8,8 @@ Host check, security headers): nothing reaches a route without the token.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +49,9 @@ class Console:
     def __init__(self, sources: ConsoleSources, security: ConsoleSecurity) -> None:
         self.sources = sources
         self.security = security
-        self.pages = Pages(csrf_token=security.csrf_token)
         self.changes = Changes(_probes(sources), {"approvals": lambda: _pending_count(sources)})
+        self.rendered: ContextVar[Mapping[str, int]] = ContextVar("tooldeck_console_versions", default={})
+        self.pages = Pages(csrf_token=security.csrf_token, versions=self.rendered.get)
 
     def not_found(self, what: str) -> HTMLResponse:
         """The page for something that does not exist."""
@@ -80,6 +83,15 @@ def create_app(sources: ConsoleSources, security: ConsoleSecurity) -> ASGIApp:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, title="tooldeck console")
     app.state.console = console
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    @app.middleware("http")
+    async def versions(request: Request, call_next: Any) -> Response:
+        """Probe the stores before a page reads them: the page says which versions it shows."""
+        path = request.url.path
+        if request.method == "GET" and not path.startswith(("/static/", "/events")):
+            console.rendered.set(await run_in_threadpool(console.changes.probe))
+        response: Response = await call_next(request)
+        return response
     _tool_routes(app, console)
     _routing_routes(app, console)
     _settings_routes(app, console)

@@ -97,8 +97,11 @@ def ui(  # noqa: PLR0917 - typer maps parameters to options
     try:
         with sock:
             uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how the console stops (uvicorn raises it again once it shut down)
     finally:
         setup.close()
+    _say("tooldeck console stopped")
 
 
 def _setup(

@@ -11,7 +11,10 @@
 
 (function () {
   const csrf = document.querySelector('meta[name="csrf-token"]');
-  const seen = {};
+  // The versions the page's data is at least as new as: a topic that moved on since it was
+  // rendered (even before the event stream connected) reloads the parts that show it.
+  let seen = {};
+  try { seen = JSON.parse(document.body.getAttribute("data-versions") || "{}"); } catch (e) { seen = {}; }
 
   function setBadge(count) {
     const badge = document.getElementById("pending-count");

@@ -85,10 +85,15 @@ def start_browser() -> tuple[Any, Callable[[], None]]:
 
 
 def wait_for(driver: Any, condition: Callable[[Any], Any], *, timeout: float = WAIT_SECONDS) -> Any:
-    """``condition(driver)`` once it is truthy (selenium's wait; generous for loaded machines)."""
+    """``condition(driver)`` once it is truthy (selenium's wait; generous for loaded machines).
+
+    A part of the page replaced by a live update while the condition reads it is read again.
+    """
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored).until(condition)
 
 
 def severe_console_messages(driver: Any) -> list[str]:

@@ -70,7 +70,7 @@ def test_metrics_are_charted_and_follow_another_writer_live(
             _record(writer, "web", 0, failed=False, ms=5.0)
         writer.flush()
         wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-live='metrics'] p").text != before)
-        after = browser.find_element(By.CSS_SELECTOR, "[data-live='metrics'] p").text
+        after = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-live='metrics'] p").text)
         assert int(after.split(" of ")[1].split()[0]) == int(before.split(" of ")[1].split()[0]) + 50
     finally:
         reader.close()

@@ -66,6 +66,7 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
     assert agents.written == ["buy milk"]
     shoot("run")
     # The same decision again (a second tab, a replayed request): refused, nothing runs.
+    harness.refusals_expected = True
     status = harness.browser.execute_script(
         "const body = new URLSearchParams({decision: 'approve', arguments_hash: 'a'.repeat(64)});"
         "return fetch(arguments[0], {method: 'POST', body: body,"
