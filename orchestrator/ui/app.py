@@ -50,8 +50,8 @@ class Console:
         self.sources = sources
         self.security = security
         self.changes = Changes(_probes(sources), {"approvals": lambda: _pending_count(sources)})
-        self.rendered: ContextVar[Mapping[str, int]] = ContextVar("tooldeck_console_versions", default={})
-        self.pages = Pages(csrf_token=security.csrf_token, versions=self.rendered.get)
+        self.rendered: ContextVar[Mapping[str, int] | None] = ContextVar("tooldeck_console_versions", default=None)
+        self.pages = Pages(csrf_token=security.csrf_token, versions=lambda: self.rendered.get() or {})
 
     def not_found(self, what: str) -> HTMLResponse:
         """The page for something that does not exist."""
