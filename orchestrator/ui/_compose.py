@@ -74,7 +74,7 @@ def console_sources(
     from tools.approvals import ApprovalPolicy, freedom_from_env, open_approvals_store
     from tools.external import secret_values
     from tools.registry_spec import load_registry
-    from tools.runs import FileRunStore
+    from tools.runs import run_store_from_env
     from tools.store import ExecutionService, RegistryService, RegistryStore
     from tools.store.registry_store import user_config_dir
     from tools.telemetry import MetricsStore
@@ -93,7 +93,7 @@ def console_sources(
         setup.closers.append(adopted.close)
         service = _service(settings, env, project_dir, own, builtins=builtins, registry=registry, approvals=approvals)
         setup.closers.append(service.close)
-        runs = FileRunStore(settings.data_dir / "runs")
+        runs = run_store_from_env(env, settings.data_dir)
         runner = _runner(settings, env, project_dir, own, builtins=builtins, runs=runs, approvals=approvals)
         setup.closers.append(runner.close)
         secrets = [*_setting_secrets(settings), *secret_values(env)]

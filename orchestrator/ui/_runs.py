@@ -132,9 +132,8 @@ def _timeline(record: RunRecord, secrets: tuple[str, ...]) -> list[TimelineEntry
     entries = _opening(record, secrets)
     turn = None
     for call in record.tool_calls:
-        call_turn = getattr(call, "turn", None)
-        if call_turn is not None and call_turn != turn:
-            turn = call_turn
+        if call.turn is not None and call.turn != turn:
+            turn = call.turn
             entries.append(TimelineEntry("turn", f"model turn {turn}", duration_ms=_turn_ms(record, turn)))
         decided = approvals.pop(call.call_id, None) if call.call_id else None
         if decided is not None:
@@ -159,19 +158,22 @@ def _closing(record: RunRecord, secrets: tuple[str, ...]) -> list[TimelineEntry]
     if record.error:
         out.append(TimelineEntry("error", "the run failed", text=redact_data(record.error, secrets), status="failed"))
     if record.answer and record.status != "paused":
-        title = "final answer" if record.kind == "agent" else "the coder's last answer"
-        out.append(TimelineEntry("answer", title, text=redact_data(record.answer, secrets), status=record.status))
+        if record.kind == "agent":
+            title, took = f"model turn {record.turns}: the answer", _turn_ms(record, record.turns)
+        else:
+            title, took = "the coder's last answer", None
+        text = redact_data(record.answer, secrets)
+        out.append(TimelineEntry("answer", title, text=text, status=record.status, duration_ms=took))
     elif record.status == "budget_exhausted":
         out.append(TimelineEntry("answer", "the turns ran out", status=record.status))
     return out
 
 
 def _call(call: RecordedToolCall, secrets: tuple[str, ...]) -> TimelineEntry:
-    result = getattr(call, "result", None)
     return TimelineEntry(
         "call",
         call.name + (f" ({call.agent})" if call.agent else ""),
-        text=redact_data(result, secrets) if result else (call.error_type or None),
+        text=redact_data(call.result, secrets) if call.result else (call.error_type or None),
         status=call.status,
         arguments=redact_data(call.arguments, secrets),
         duration_ms=call.duration_ms,
@@ -193,11 +195,7 @@ def _approval(approval: RecordedApproval, secrets: tuple[str, ...]) -> TimelineE
 
 
 def _turn_ms(record: RunRecord, turn: int) -> float | None:
-    durations = getattr(record, "turn_ms", None)
-    if isinstance(durations, list) and 0 < turn <= len(durations):
-        value = durations[turn - 1]
-        return float(value) if isinstance(value, int | float) else None
-    return None
+    return record.turn_ms[turn - 1] if 0 < turn <= len(record.turn_ms) else None
 
 
 def _cycles(record: RunRecord) -> list[Cycle]:

@@ -4,7 +4,7 @@ Two layers, as for error messages kept in metrics (``tools.telemetry``): the val
 application knows to be secret (its API keys) are replaced wherever they appear, then
 secret-looking shapes (``Bearer ...``, ``api_key=...``, provider token prefixes, long
 opaque strings) are masked. What is masked: the content a model, a tool or a person wrote
-(question, answer, error, arguments, reasons, findings, the validation report); mapping keys
+(question, answer, error, arguments, tool results, reasons, findings, the validation report); mapping keys
 are kept (they are argument names). Identifiers, paths, hashes and times are ours and kept.
 """
 
@@ -20,7 +20,7 @@ _MIN_SECRET_CHARS = 4  # shorter "secrets" would mask ordinary words
 
 
 _CONTENT = ("question", "answer", "error", "model", "validation")
-_CALL_CONTENT = ("arguments",)
+_CALL_CONTENT = ("arguments", "result")
 _APPROVAL_CONTENT = ("arguments", "reason")
 _STEP_CONTENT = ("answer", "findings")
 

@@ -64,6 +64,16 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
     answer = _answered(harness, run_id)
     assert "wrote 'buy milk'" in answer
     assert agents.written == ["buy milk"]
+    items = harness.browser.find_elements(By.CSS_SELECTOR, "#timeline > li")
+    titles = [li.find_element(By.TAG_NAME, "b").text for li in items]
+    assert titles == [
+        "question",
+        "model turn 1",
+        "write_note: approved (resume)",  # who decided, before the call it let run
+        "write_note",
+        "model turn 2: the answer",
+    ]
+    assert "wrote 'buy milk'" in items[3].text  # the call's result, as the model read it
     shoot("run")
     # The same decision again (a second tab, a replayed request): refused, nothing runs.
     harness.refusals_expected = True
