@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from orchestrator.ui._render import NAV
 from tests.integration.ui._agents import AgentConsole
