@@ -56,7 +56,7 @@ def _call_form(browser: Any, value: str) -> None:
     browser.find_element(By.ID, "call-button").click()
 
 
-def test_the_tools_page_lists_every_tool_with_its_manual_and_filters(harness: ConsoleHarness, shoot: Any) -> None:
+def test_the_tools_page_lists_every_tool_with_its_manual_and_filters(harness: ConsoleHarness) -> None:
     from selenium.webdriver.common.by import By
 
     console = harness.start(ConsoleSources(registry=_registry(harness, []), settings=harness.settings()))
@@ -71,7 +71,6 @@ def test_the_tools_page_lists_every_tool_with_its_manual_and_filters(harness: Co
     cells = {row.find_element(By.CSS_SELECTOR, ".tool-name").text: row.text for row in rows}
     assert "moderate default" in cells["write_note"]  # undeclared: fail-closed default, and said so
     assert "safe operator" in cells["echo_html"]  # declared at registration
-    shoot("tools")
     browser.find_element(By.ID, "tool-filter").send_keys("search")
     wait_for(browser, lambda d: len([r for r in rows if r.is_displayed()]) == 1)
     assert [r.find_element(By.CSS_SELECTOR, ".tool-name").text for r in rows if r.is_displayed()] == ["echo_html"]
@@ -121,7 +120,7 @@ def test_a_tool_result_holding_script_shows_as_text(harness: ConsoleHarness, sho
     shoot("tool-result")
 
 
-def test_the_routing_matrix_explains_a_cell_when_clicked(harness: ConsoleHarness, shoot: Any) -> None:
+def test_the_routing_matrix_explains_a_cell_when_clicked(harness: ConsoleHarness) -> None:
     from selenium.webdriver.common.by import By
 
     console = harness.start(ConsoleSources(registry=_registry(harness, []), settings=harness.settings()))
@@ -130,7 +129,6 @@ def test_the_routing_matrix_explains_a_cell_when_clicked(harness: ConsoleHarness
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#routing-matrix th.agent")]
     assert headers[:2] == ["main", "plan"]
     assert len(browser.find_elements(By.CSS_SELECTOR, "#token-bars svg rect.bar")) == len(headers)
-    shoot("routing")
     first = browser.find_element(By.CSS_SELECTOR, "#routing-matrix tbody tr .cell-button")
     first.click()
     text = wait_for(browser, lambda d: d.find_element(By.ID, "explain-text").text)
@@ -167,4 +165,3 @@ def test_settings_are_validated_beside_their_field_and_persisted(harness: Consol
     harness.open(console, "/settings")
     assert Select(browser.find_element(By.ID, "freedom")).first_selected_option.get_attribute("value") == "high"
     assert browser.find_element(By.ID, "iterations").get_attribute("value") == "5"
-    shoot("settings")
