@@ -50,8 +50,12 @@ PUBLIC = {
         "redacted",
         "data_dir_from_env",
         "run_store_from_env",
+        "MAX_RESULT_CHARS",
     ],
     "tools.registry_spec": ["load_registry", "copy_registrations", "RegistrySpecError"],
+    "orchestrator.ui": ["ConsoleSecurity", "ConsoleSources", "SettingsSources", "create_app", "new_token"],
+    "orchestrator.ui.runner": ["AgentRunner", "ServiceRunner", "Held", "Activity", "RunnerBusyError"],
+    "orchestrator.stored_settings": ["SettingsFile", "SettingsFileError", "StoredSettings", "STORED_SETTINGS"],
     "orchestrator.testing": ["TestModel", "FunctionModel", "ModelFunction"],
     "orchestrator.runlog": ["RunLog", "RecordingApprover", "question_text"],
     "tools.manual": [

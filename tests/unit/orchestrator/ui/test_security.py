@@ -179,3 +179,16 @@ def test_tokens_are_long_and_random_and_short_ones_are_refused() -> None:
 )  # fmt: skip
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_importing_the_console_package_imports_no_web_framework() -> None:
+    """``tooldeck`` lists ``ui`` among its commands on every start: that costs no FastAPI import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, orchestrator.ui, orchestrator.ui.command\n"
+        "print(sorted(m for m in ('fastapi', 'starlette', 'jinja2', 'uvicorn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
