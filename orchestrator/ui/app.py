@@ -92,6 +92,7 @@ def create_app(sources: ConsoleSources, security: ConsoleSecurity) -> ASGIApp:
             console.rendered.set(await run_in_threadpool(console.changes.probe))
         response: Response = await call_next(request)
         return response
+
     _tool_routes(app, console)
     _routing_routes(app, console)
     _settings_routes(app, console)
