@@ -209,7 +209,8 @@ class SecurityMiddleware:
             await _refuse(send, 403, "That token is not this console's; open the URL tooldeck ui printed last.")
             return
         rest = {k: v for k, v in query.items() if k != "token"}
-        target = scope["path"] + (f"?{urlencode(rest)}" if rest else "")
+        path = "/" + str(scope["path"]).lstrip("/\\")  # never "//host": the redirect stays on the console
+        target = path + (f"?{urlencode(rest)}" if rest else "")
         await send(
             {
                 "type": "http.response.start",

@@ -68,6 +68,14 @@ def test_the_token_in_the_url_becomes_a_strict_httponly_cookie_and_leaves_the_ur
     assert client.get("/page").text == "the page"
 
 
+@pytest.mark.parametrize("path", ["//evil.example/x", "/\\evil.example/x", "///evil.example"])
+def test_the_redirect_after_the_token_stays_on_the_console(client: TestClient, path: str) -> None:
+    response = client.get(f"{path}?token={TOKEN}", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"].startswith("/")
+    assert not response.headers["location"].startswith(("//", "/\\"))
+
+
 def test_a_wrong_token_is_refused_and_sets_nothing(client: TestClient) -> None:
     response = client.get("/page?token=not-the-token-at-all-1234", follow_redirects=False)
     assert response.status_code == 403
