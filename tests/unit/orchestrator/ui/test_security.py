@@ -200,3 +200,28 @@ def test_importing_the_console_package_imports_no_web_framework() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_protocol_relative_path_is_not_a_redirect_target(security: ConsoleSecurity) -> None:
+    """Sent as raw ASGI (an HTTP client would normalise the path before sending it)."""
+    import asyncio
+
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "//evil.example/x",
+        "query_string": f"token={TOKEN}".encode(),
+        "headers": [(b"host", b"127.0.0.1:8777")],
+    }
+    asyncio.run(SecurityMiddleware(_app(), security)(scope, receive, send))  # type: ignore[arg-type]
+    headers = dict(sent[0]["headers"])  # type: ignore[call-overload]
+    assert sent[0]["status"] == 303
+    assert headers[b"location"] == b"/evil.example/x"
