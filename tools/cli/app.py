@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tools._procgroup import Termination, exit_if_terminated, sigterm_as_interrupt
 from tools.cli._context import EXIT_USAGE, CliContext, CliError
 
 if TYPE_CHECKING:
@@ -135,9 +136,11 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
     environ = os.environ if env is None else env
     context = CliContext(env=dict(environ), project_dir=Path.cwd())
     args = list(sys.argv[1:] if argv is None else argv)
+    terminated = Termination()
     try:
         command = typer.main.get_command(build_app())
-        code = command.main(args=args, prog_name="tooldeck", obj=context, standalone_mode=False)
+        with sigterm_as_interrupt(terminated):  # SIGTERM stops tool children as Ctrl-C does
+            code = command.main(args=args, prog_name="tooldeck", obj=context, standalone_mode=False)
         return int(code or 0)
     except CliError as exc:
         _error(str(exc))
@@ -152,6 +155,7 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
         return _handle(exc, debug=bool(environ.get("TOOLDECK_DEBUG")))
     finally:
         context.close()
+        exit_if_terminated(terminated)
 
 
 def _kinds(exc: BaseException) -> set[str]:
