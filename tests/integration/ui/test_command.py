@@ -56,6 +56,17 @@ def test_a_host_other_than_loopback_needs_a_token(env: dict[str, str], tmp_path:
     assert result.stdout == ""
 
 
+def test_without_the_ui_extra_the_command_says_which_extra_to_install(env: dict[str, str], tmp_path: Path) -> None:
+    """A plain ``pip install -e .`` has typer but no FastAPI: ``tooldeck ui`` is listed and explains."""
+    core_only = ROOT / "tests" / "integration" / "orchestrator" / "_core_only.py"
+    result = subprocess.run(
+        [sys.executable, str(core_only), "tools.cli", "-C", str(tmp_path / "project"), "ui", "--port", "0"],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "tooldeck ui needs the ui extra: pip install -e '.[ui]'" in result.stderr
+
+
 def test_a_short_token_is_refused(env: dict[str, str], tmp_path: Path) -> None:
     result = subprocess.run(
         _tooldeck(env, "ui", "--port", "0", "--token", "hunter2", cwd=tmp_path / "project"),
