@@ -118,3 +118,31 @@ def test_an_untrusted_project_file_and_unavailable_tools_are_said(tmp_path: Path
     assert f"{project} is not trusted" in page
     assert "<b>web</b>: install the web extra: &lt;pip&gt;" in page
     adopted.close()
+
+
+def test_stored_approvals_are_listed_with_their_status_and_revoked(tmp_path: Path) -> None:
+    store = ApprovalsStore(tmp_path / "approvals.json")
+    registry = LocalToolRegistry(policy=ApprovalPolicy(None, store))
+
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return query
+
+    registry.register(lookup)
+    version = registry.tool_version_hash("lookup")
+    assert version is not None
+    store.approve("lookup", version, risk="moderate")
+    store.approve("gone_tool", "0" * 64)
+    app = create_app(ConsoleSources(registry=registry), ConsoleSecurity(token=TOKEN, port=8777))
+    with TestClient(app, base_url=ORIGIN) as client:
+        page = client.get(f"/approvals?token={TOKEN}").text
+        rows = re.findall(r"<tr><td>(\w+)</td>.*?<td>(current|changed|not registered)</td>", page, re.S)
+        assert rows == [("gone_tool", "not registered"), ("lookup", "current")]
+        form = {"tool": "lookup", "csrf_token": _csrf(client)}
+        done = client.post("/approvals/revoke", data=form, headers={"Origin": ORIGIN})
+        assert done.status_code == 200
+        assert "Revoked the approval of lookup" in done.text
+        again = client.post("/approvals/revoke", data=form, headers={"Origin": ORIGIN})
+        assert again.status_code == 409
+        assert "is not approved" in again.text
+    assert list(store.approvals()) == ["gone_tool"]
