@@ -146,3 +146,61 @@ def test_stored_approvals_are_listed_with_their_status_and_revoked(tmp_path: Pat
         assert again.status_code == 409
         assert "is not approved" in again.text
     assert list(store.approvals()) == ["gone_tool"]
+
+
+def test_secrets_never_reach_a_page(tmp_path: Path) -> None:
+    """Known secret values and secret-looking ones are masked like traces: results, errors, runs."""
+    from datetime import datetime, timezone
+
+    from tools.runs import FileRunStore, RecordedToolCall, RunRecord
+
+    known = "correct-horse-battery-staple"
+    shaped = "sk-proj-" + "Z" * 40
+    metrics = MetricsStore(tmp_path / "metrics.json", flush_interval=None)
+    registry = LocalToolRegistry(policy=ApprovalPolicy("high", ApprovalsStore(tmp_path / "a.json")), metrics=metrics)
+
+    def whoami(name: str) -> dict[str, str]:
+        """Who am I."""
+        return {"password": known, "note": f"key {shaped}", "name": name}
+
+    registry.register(whoami, manual=ToolManual(name="whoami", risk="safe", mutating=False))
+    metrics.record(ToolResult.failure("upstream_error", f"denied for {known}", metadata={"tool_name": "whoami"}))
+    metrics.flush()
+    runs = FileRunStore(tmp_path / "runs")
+    now = datetime.now(timezone.utc)
+    call = RecordedToolCall(call_id="c", name="whoami", arguments={"token": known}, status="success", result=shaped)
+    runs.save(RunRecord(id="run_" + "a" * 32, status="answered", question=f"use {known}", started_at=now,
+                        updated_at=now, tool_calls=[call], answer=f"done with {shaped}"))  # fmt: skip
+    sources = ConsoleSources(registry=registry, metrics=metrics, runs=runs, secrets=(known,))
+    with TestClient(create_app(sources, ConsoleSecurity(token=TOKEN, port=8777)), base_url=ORIGIN) as client:
+        pages = [client.get(f"/tools?token={TOKEN}").text, client.get("/metrics/whoami").text]
+        pages.append(client.get(f"/runs/run_{'a' * 32}").text)
+        called = client.post(
+            "/tools/whoami/call", data={"arg.name": "me", "csrf_token": _csrf(client)}, headers={"Origin": ORIGIN}
+        )
+        pages.append(called.text)
+    assert "&#34;name&#34;: &#34;me&#34;" in called.text  # the call ran and its result is shown...
+    for page in pages:
+        assert known not in page  # ...without the secret the console knows
+        assert shaped not in page  # ...or one that looks like a key
+        assert "***" in page
+    metrics.close()
+
+
+def test_the_runs_page_lists_newest_first_and_filters_by_status_and_kind(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from tools.runs import FileRunStore, RunRecord
+
+    runs = FileRunStore(tmp_path / "runs")
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    for i, (kind, status) in enumerate([("agent", "answered"), ("agent", "paused"), ("pipeline", "rejected")]):
+        at = start + timedelta(minutes=i)
+        runs.save(RunRecord(id=f"run_{i}", kind=kind, status=status, question=f"q{i}", started_at=at, updated_at=at))  # type: ignore[arg-type]
+    sources = ConsoleSources(registry=LocalToolRegistry(), runs=runs)
+    with TestClient(create_app(sources, ConsoleSecurity(token=TOKEN, port=8777)), base_url=ORIGIN) as client:
+        listed = re.findall(r'class="run-link">(run_\d)<', client.get(f"/runs?token={TOKEN}").text)
+        assert listed == ["run_2", "run_1", "run_0"]
+        assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?status=paused").text) == ["run_1"]
+        assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?kind=pipeline").text) == ["run_2"]
+        assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?status=bogus").text) == listed
