@@ -3,7 +3,7 @@
 // * Live updates: the server's event stream (/events) says which topic changed (runs,
 //   approvals, metrics, settings, tools); parts of the page marked data-live="topic ..." are
 //   reloaded from the server (the same page, rendered and escaped there) unless the person is
-//   typing in them.
+//   typing in them or has typed in them.
 // * The Approvals badge in the navigation bar counts the calls waiting for a person.
 // * Filters (input[data-filter]) hide table rows whose data-filter-text does not match.
 // * Routing cells show their decision's reason when clicked.
@@ -48,6 +48,7 @@
         all.forEach(function (region, i) {
           if (regions.indexOf(region) < 0 || !next[i]) return;
           if (region.contains(document.activeElement) && document.activeElement !== document.body) return;
+          if (region.getAttribute("data-dirty")) return;  // the person typed in it: keep what they wrote
           region.replaceWith(document.importNode(next[i], true));
         });
         document.dispatchEvent(new CustomEvent("console:refreshed"));
@@ -107,7 +108,16 @@
   // Forms the script sends itself carry the CSRF token as a header too.
   window.tooldeckConsole = { csrfToken: csrf ? csrf.getAttribute("content") : "" };
 
+  // A part of the page the person typed in is not reloaded under them.
+  function markDirty() {
+    document.addEventListener("input", function (event) {
+      const region = event.target.closest ? event.target.closest("[data-live]") : null;
+      if (region) region.setAttribute("data-dirty", "1");
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    markDirty();
     filters();
     explainCells();
     listen();

@@ -26,7 +26,10 @@ def _ask(harness: ConsoleHarness, console: Any, question: str) -> str:
         browser,
         lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr[data-status='paused']")), None),
     )
-    return str(row.find_element(By.CSS_SELECTOR, ".run-link").get_attribute("href")).rsplit("/", 1)[1]
+    run_id = str(row.find_element(By.CSS_SELECTOR, ".run-link").get_attribute("href")).rsplit("/", 1)[1]
+    # the runner's last word on it (its state saved, its record told where): nothing moves after this
+    wait_for(browser, lambda d: f"asking {question}: paused" in d.find_element(By.CSS_SELECTOR, ".activities").text)
+    return run_id
 
 
 def _held(harness: ConsoleHarness, console: Any, run_id: str) -> Any:
