@@ -8,7 +8,7 @@ Host check, security headers): nothing reaches a route without the token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from orchestrator.ui._routing import agent_explain, routing_matrix
 from orchestrator.ui._run_routes import add_run_routes
 from orchestrator.ui._svg import Bar, bar_chart
 from orchestrator.ui.security import ConsoleSecurity, SecurityMiddleware
+from orchestrator.ui.settings import SettingsSources
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -243,27 +244,27 @@ def _settings_routes(app: FastAPI, console: Console) -> None:
             console.changes.bump("settings")
         return await run_in_threadpool(render, shown, status=422 if shown.errors else 200)
 
-    @app.post("/settings/trust")
-    async def trust(request: Request) -> Response:
+    async def trust_change(
+        request: Request, field: str, change: Callable[[SettingsSources, str], str | None], done: str
+    ) -> Response:
+        """Trust or revoke (``change``) what the form's ``field`` names; ``done`` says it was."""
         form = await console.form(request)
         settings = sources.settings
         if settings is None:
             return console.not_found("This console was started without settings to change.")
-        problem = await run_in_threadpool(settings.trust_project, form.get("sha256", ""))
+        problem = await run_in_threadpool(change, settings, form.get(field, ""))
         console.changes.bump("settings")
-        said = problem or "Trusted: its tools are used (restart tooldeck ui to list them here)."
+        said = problem or done.format(form.get(field, ""))
         return await run_in_threadpool(render, status=409 if problem else 200, message=said, failed=bool(problem))
+
+    @app.post("/settings/trust")
+    async def trust(request: Request) -> Response:
+        done = "Trusted: its tools are used (restart tooldeck ui to list them here)."
+        return await trust_change(request, "sha256", SettingsSources.trust_project, done)
 
     @app.post("/settings/untrust")
     async def untrust(request: Request) -> Response:
-        form = await console.form(request)
-        settings = sources.settings
-        if settings is None:
-            return console.not_found("This console was started without settings to change.")
-        problem = await run_in_threadpool(settings.revoke_trust, form.get("path", ""))
-        console.changes.bump("settings")
-        said = problem or f"No longer trusted: {form.get('path', '')}"
-        return await run_in_threadpool(render, status=409 if problem else 200, message=said, failed=bool(problem))
+        return await trust_change(request, "path", SettingsSources.revoke_trust, "No longer trusted: {}")
 
 
 # ---------------------------------------------------------------------- metrics

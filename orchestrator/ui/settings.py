@@ -15,8 +15,6 @@ beside its field.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,8 +315,7 @@ class SettingsSources:
             shown.errors["routing"] = f"longer than {_MAX_ROUTING_CHARS} characters"
             return None, None
         try:
-            data = _parse(shown.routing, target)
-            config = ToolRoutingConfig.from_mapping(data, source=str(target))
+            config = ToolRoutingConfig.from_text(shown.routing, target)
             ToolRouter(config=config).check(manuals)
         except RoutingConfigError as exc:
             shown.errors["routing"] = str(exc)
@@ -341,20 +338,3 @@ def _untrustable(project: ProjectFile | None, shown_sha256: str) -> str | None:
     if project.sha256 != shown_sha256:
         return f"{project.path} changed since it was shown; review it again before trusting it"
     return None
-
-
-def _parse(text: str, path: Path) -> Any:
-    """The overrides' text read as the file's format (TOML for ``.toml``, else JSON)."""
-    if path.suffix.lower() == ".toml":
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover - Python 3.10
-            import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise RoutingConfigError(f"{path}: invalid TOML ({exc})") from None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise RoutingConfigError(f"{path}: invalid JSON ({str(exc)[:200]})") from None

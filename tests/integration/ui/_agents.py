@@ -32,7 +32,8 @@ def note_taker(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[st
     return {"tool_calls": [{"id": "call_1", "function": {"name": tool, "arguments": {"text": question}}}]}
 
 
-def _closed_port() -> int:
+def closed_port() -> int:
+    """A loopback port nothing listens on (the context service the agents never reach)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -48,7 +49,7 @@ class AgentConsole:
         self.signer = StateSigner.from_env(harness.env)
         self.written: list[str] = []
         self.deleted: list[str] = []
-        self.context = f"http://127.0.0.1:{_closed_port()}"
+        self.context = f"http://127.0.0.1:{closed_port()}"
 
     def tools(self) -> LocalToolRegistry:
         """The tools the agent has (undeclared, so moderate: held at the default level)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from orchestrator import OrchestratorService, Settings
 from orchestrator.llm import ChatResponse
 from orchestrator.ui.runner import RunnerBusyError, ServiceRunner
+from tests.integration.ui._agents import closed_port
 from tools import LocalToolRegistry
 from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, Deny, StateSigner
 
@@ -45,12 +45,6 @@ class NoteTaker:
         return ChatResponse(message={"role": "assistant", "content": None, "tool_calls": [call]})
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Setup:
     def __init__(self, root: Path) -> None:
         self.data = root / "data"
@@ -58,7 +52,7 @@ class Setup:
         self.signer = StateSigner.from_file(root / "config" / "state.key")
         self.written: list[str] = []
         self.told: list[str] = []
-        self.context = f"http://127.0.0.1:{_closed_port()}"
+        self.context = f"http://127.0.0.1:{closed_port()}"
 
     def service(self, agent: str | None) -> OrchestratorService:
         registry = LocalToolRegistry(policy=ApprovalPolicy(None, self.approvals))

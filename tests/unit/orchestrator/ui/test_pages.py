@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,3 +205,39 @@ def test_the_runs_page_lists_newest_first_and_filters_by_status_and_kind(tmp_pat
         assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?status=paused").text) == ["run_1"]
         assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?kind=pipeline").text) == ["run_2"]
         assert re.findall(r'class="run-link">(run_\d)<', client.get("/runs?status=bogus").text) == listed
+
+
+def test_the_project_file_is_trusted_and_revoked_from_the_settings_page(tmp_path: Path) -> None:
+    from tools.store import RegistryStore
+
+    project = tmp_path / "project" / ".tooldeck" / "registry.json"
+    project.parent.mkdir(parents=True)
+    entry = {"id": "git_log", "adapter_type": "cli", "cli": {"command": ["git", "log"], "actions": {"default": {}}}}
+    project.write_text(json.dumps({"version": 1, "tools": {"git_log": entry}}))
+    env = {"HOME": str(tmp_path / "home")}
+    store = RegistryStore.from_env(env, project_dir=tmp_path / "project")
+    settings = SettingsSources(file=SettingsFile.from_env(env), approvals=ApprovalsStore.from_env(env), env=env,
+                               registry_files=store)  # fmt: skip
+    app = create_app(ConsoleSources(registry=LocalToolRegistry(), settings=settings), ConsoleSecurity(TOKEN, 8777))
+    with TestClient(app, base_url=ORIGIN) as client:
+        page = client.get(f"/settings?token={TOKEN}").text
+        assert "runs git log" in page
+        match = re.search(r'name="sha256" value="([0-9a-f]{64})"', page)
+        assert match is not None
+        csrf, origin = _csrf(client), {"Origin": ORIGIN}
+        stale = client.post("/settings/trust", data={"sha256": "0" * 64, "csrf_token": csrf}, headers=origin)
+        assert stale.status_code == 409
+        assert "changed since it was shown" in stale.text
+        assert store.load_project().tools == {}
+        done = client.post("/settings/trust", data={"sha256": match.group(1), "csrf_token": csrf}, headers=origin)
+        assert done.status_code == 200
+        assert "Trusted: its tools are used" in done.text
+        assert list(store.load_project().tools) == ["git_log"]
+        where = str(project.resolve())
+        revoked = client.post("/settings/untrust", data={"path": where, "csrf_token": csrf}, headers=origin)
+        assert revoked.status_code == 200
+        assert f"No longer trusted: {where}" in revoked.text
+        assert store.load_project().tools == {}
+        again = client.post("/settings/untrust", data={"path": where, "csrf_token": csrf}, headers=origin)
+        assert again.status_code == 409
+        assert "was not trusted" in again.text
