@@ -10,6 +10,7 @@ never the run's failure.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.llm import ChatModelError
 from tools.runs import (
+    MAX_RESULT_CHARS,
     MAX_TOOL_CALLS,
     RecordedApproval,
     RecordedStep,
@@ -105,7 +107,7 @@ class RunLog:
         earlier = self._earlier(run.run_id)
         status = _STATUS.get(run.stop_reason, "answered")
         approvals = self._merge_approvals(earlier, run.pending_approvals)
-        calls = [_call(record) for record in run.tool_results]
+        calls = _calls(run)
         record = RunRecord(
             id=run.run_id,
             status=status,
@@ -116,6 +118,7 @@ class RunLog:
             updated_at=self._now(),
             duration_ms=float(run.timings.get("total_ms", 0.0)),
             turns=run.iterations,
+            turn_ms=[round(step.duration_ms, 3) for step in run.steps if step.node == "agent"],
             tool_calls=calls[:MAX_TOOL_CALLS],
             omitted_tool_calls=max(0, len(calls) - MAX_TOOL_CALLS),
             approvals=approvals,
@@ -361,15 +364,45 @@ def _pending(request: ApprovalRequest) -> RecordedApproval:
     )
 
 
-def _call(record: Mapping[str, Any]) -> RecordedToolCall:
-    return RecordedToolCall(
-        call_id=str(record.get("tool_call_id") or ""),
-        name=str(record.get("name") or "?")[:200],
-        arguments=bounded_arguments(record.get("arguments")),
-        status=str(record.get("status") or "error"),
-        error_type=record.get("error_type"),
-        duration_ms=float(record.get("duration_ms") or 0.0),
-    )
+def _calls(run: AgentRun) -> list[RecordedToolCall]:
+    """The run's tool calls, each with the model turn that asked for it and what it answered.
+
+    Calls are matched to the conversation by id and occurrence (a model may reuse an id in
+    another turn: the k-th call with an id is the k-th call of that id in the conversation).
+    """
+    turns: dict[str, list[int]] = {}
+    answers: dict[str, list[str]] = {}
+    turn = 0
+    for message in run.messages:
+        role = message.get("role")
+        if role == "assistant":
+            turn += 1
+            for call in message.get("tool_calls") or ():
+                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                    turns.setdefault(call["id"], []).append(turn)
+        elif role == "tool" and isinstance(message.get("tool_call_id"), str):
+            content = message.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+            answers.setdefault(message["tool_call_id"], []).append(text)
+    seen: dict[str, int] = {}
+    out = []
+    for record in run.tool_results:
+        call_id = str(record.get("tool_call_id") or "")
+        k = seen[call_id] = seen.get(call_id, -1) + 1
+        turn_of, answer_of = turns.get(call_id, []), answers.get(call_id, [])
+        out.append(
+            RecordedToolCall(
+                call_id=call_id,
+                name=str(record.get("name") or "?")[:200],
+                arguments=bounded_arguments(record.get("arguments")),
+                status=str(record.get("status") or "error"),
+                error_type=record.get("error_type"),
+                duration_ms=float(record.get("duration_ms") or 0.0),
+                turn=turn_of[k] if k < len(turn_of) else None,
+                result=bounded_text(answer_of[k], MAX_RESULT_CHARS) if k < len(answer_of) else None,
+            )
+        )
+    return out
 
 
 def _step(step: PipelineStep) -> RecordedStep:

@@ -34,6 +34,10 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 ``BRAVE_API_KEY`` / ``SEARXNG_URL``  web search backend (see ``tools.builtin.web``)
 ===============================  =============================================================
 
+``max_subagent_iterations`` and ``routing_config`` may also be stored in the user's
+``settings.json`` (`orchestrator.stored_settings`, the console's Settings page); the
+environment and flags win over it.
+
 Adding a setting is one field here (type, bounds, default, and a ``description`` that
 says what a good value is, used in error messages); its variable and its error messages
 follow.
@@ -233,7 +237,8 @@ class Settings(BaseSettings):
 
         Args:
             env: The environment mapping; read here and nowhere else. Each setting comes
-                from ``TOOLDECK_<NAME>`` (empty means unset; ``none`` unsets an optional
+                from ``TOOLDECK_<NAME>`` (over the user's stored ``settings.json``, see
+                `orchestrator.stored_settings`) (empty means unset; ``none`` unsets an optional
                 one), the API key from the variable ``api_key_env`` names, the web search
                 settings from ``BRAVE_API_KEY`` and ``SEARXNG_URL``.
             **overrides: Values from command-line flags (``max_iterations`` for
@@ -245,15 +250,18 @@ class Settings(BaseSettings):
 
         Raises:
             SettingsError: A value is malformed or out of range; the message names the
-                variable or flag and what a good value is.
+                variable, flag or stored setting and what a good value is.
+            SettingsFileError: The user's ``settings.json`` exists but cannot be used.
             TypeError: An override names no setting (a programming error).
         """
         given = {k: v for k, v in overrides.items() if v is not None}
         unknown = set(given) - set(cls.model_fields)
         if unknown:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
-        values: dict[str, Any] = _EnvironmentSource(cls, env)()
-        origin = {name: f"environment variable {_env_name(name)}" for name in values}
+        values, origin = _stored(env)
+        found: dict[str, Any] = _EnvironmentSource(cls, env)()
+        values.update(found)
+        origin.update({name: f"environment variable {_env_name(name)}" for name in found})
         key_env = str(given.get("api_key_env") or values.get("api_key_env") or DEFAULT_API_KEY_ENV)
         others = {"api_key": key_env, "brave_api_key": "BRAVE_API_KEY", "searxng_url": "SEARXNG_URL"}
         for name, variable in others.items():
@@ -275,6 +283,22 @@ class Settings(BaseSettings):
         out = self.model_dump(mode="json", exclude=secret)
         out["api_key_set"] = self.api_key is not None
         return out
+
+
+def _stored(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings stored in the user's ``settings.json`` and where they came from; nothing
+    for an environment that names no home (``HOME``, ``XDG_CONFIG_HOME``): it has no user files.
+
+    Raises:
+        SettingsFileError: the file exists but cannot be used.
+    """
+    if not (env.get("HOME", "").strip() or env.get("XDG_CONFIG_HOME", "").strip()):
+        return {}, {}
+    from orchestrator.stored_settings import SettingsFile
+
+    file = SettingsFile.from_env(env)
+    values = file.load().values()
+    return values, {name: f"settings file {file.path}: {name}" for name in values}
 
 
 def _env_name(field: str) -> str:

@@ -50,8 +50,12 @@ PUBLIC = {
         "redacted",
         "data_dir_from_env",
         "run_store_from_env",
+        "MAX_RESULT_CHARS",
     ],
     "tools.registry_spec": ["load_registry", "copy_registrations", "RegistrySpecError"],
+    "orchestrator.ui": ["ConsoleSecurity", "ConsoleSources", "SettingsSources", "create_app", "new_token"],
+    "orchestrator.ui.runner": ["AgentRunner", "ServiceRunner", "Held", "Activity", "RunnerBusyError"],
+    "orchestrator.stored_settings": ["SettingsFile", "SettingsFileError", "StoredSettings", "STORED_SETTINGS"],
     "orchestrator.testing": ["TestModel", "FunctionModel", "ModelFunction"],
     "orchestrator.runlog": ["RunLog", "RecordingApprover", "question_text"],
     "tools.manual": [
@@ -111,7 +115,7 @@ PUBLIC = {
     ],
     "tools.postgres": ["Database", "DatabaseError", "SchemaVersionError", "Migration", "DATABASE_URL_VARIABLE"],
     "tools.executors": ["RemoteExecutor", "RemoteTool", "RayExecutor", "is_stateful"],
-    "tools.telemetry": ["MetricsStore", "ToolTracer", "inject_trace_context"],
+    "tools.telemetry": ["MetricsStore", "ToolTracer", "inject_trace_context", "redact_data", "redact_text"],
     "tools.builtin.legacy": ["legacy_tools", "LegacyTool"],
     "tools.builtin": [
         "MathSolverTool",
@@ -141,6 +145,7 @@ PUBLIC = {
         "ToolExecutorService",
         "MCPToolset",
         "MCPAdapter",
+        "secret_values",
     ],
     "tools.external.mcp": [
         "MCPToolset",

@@ -2,22 +2,40 @@
 
 Each command group lives in its own module with a ``register(app)`` function; adding one
 (``tools/cli/stats.py``) is one line in :data:`COMMAND_MODULES`.
+
+Packages above ``tools`` add commands without ``tools`` importing them: an entry point in
+the :data:`COMMAND_GROUP` group names a ``register(app)`` function, found through the
+installed distributions' metadata (``importlib.metadata``), like pytest finds its plugins.
+tooldeck's own ``tooldeck ui`` (in ``orchestrator.ui``) comes this way::
+
+    [options.entry_points]
+    tooldeck.commands =
+        ui = orchestrator.ui.command:register
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tools._procgroup import Termination, exit_if_terminated, sigterm_as_interrupt
 from tools.cli._context import EXIT_USAGE, CliContext, CliError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+logger = logging.getLogger(__name__)
+
+#: The entry-point group of commands other packages add to ``tooldeck``.
+COMMAND_GROUP = "tooldeck.commands"
 
 #: One module per command group, each with ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -50,8 +68,14 @@ Exit codes: 0 success; 1 the tool returned an error envelope; 2 usage or setup e
 """
 
 
-def build_app() -> typer.Typer:
-    """The ``tooldeck`` Typer application with every command group registered."""
+def build_app(plugins: Sequence[EntryPoint] | None = None) -> typer.Typer:
+    """The ``tooldeck`` Typer application with every command group registered.
+
+    Args:
+        plugins: The entry points of added commands (default: those installed in the
+            :data:`COMMAND_GROUP` group). One that cannot be loaded is left out with a
+            WARNING naming it and the cause; the other commands work.
+    """
     app = typer.Typer(
         name="tooldeck",
         help=HELP,
@@ -87,7 +111,24 @@ def build_app() -> typer.Typer:
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
+    for entry in plugins if plugins is not None else command_entry_points():
+        try:
+            entry.load()(app)
+        except Exception as exc:  # a broken add-on must not take tooldeck down
+            logger.warning(
+                "tooldeck command %r (%s) not added: %s: %s", entry.name, entry.value, type(exc).__name__, exc
+            )
     return app
+
+
+def command_entry_points() -> list[EntryPoint]:
+    """The installed entry points of :data:`COMMAND_GROUP`, one per name (the first found)."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, EntryPoint] = {}
+    for entry in entry_points(group=COMMAND_GROUP):
+        found.setdefault(entry.name, entry)
+    return [found[name] for name in sorted(found)]
 
 
 def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:

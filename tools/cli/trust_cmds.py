@@ -10,7 +10,6 @@ on), so what is trusted is on screen.
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -123,15 +122,11 @@ def _declarations(config: ToolConfig) -> list[str]:
 def _described(config: ToolConfig) -> dict[str, Any]:
     """What a person reviews of one tool: its id, kind, what it runs or reaches, and what the
     file declares about it."""
-    runs: str
-    if config.cli is not None:
-        runs = "runs " + shlex.join(config.cli.command)
-    elif config.binary is not None:
-        runs = "runs " + config.binary.path
-    elif config.mcp is not None:
-        runs = "starts " + shlex.join(config.mcp.command) if config.mcp.command else f"connects to {config.mcp.url}"
-    elif config.http is not None:
-        runs = f"calls {config.http.base_url}"
-    else:  # pragma: no cover - a config has exactly one adapter
-        runs = "?"
-    return {"id": config.id, "adapter_type": config.adapter_type, "runs": runs, "declares": _declarations(config)}
+    from tools.store.trust import what_it_runs
+
+    return {
+        "id": config.id,
+        "adapter_type": config.adapter_type,
+        "runs": what_it_runs(config),
+        "declares": _declarations(config),
+    }

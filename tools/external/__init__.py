@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tools.external._process import ProcessOutcome, ProcessRunner
+    from tools.external._redact import secret_values
     from tools.external.adapter import (
         ConfigurableAdapter,
         DiscoveringAdapter,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "ProcessOutcome": "tools.external._process",
     "ProcessRunner": "tools.external._process",
+    "secret_values": "tools.external._redact",
     "ConfigurableAdapter": "tools.external.adapter",
     "DiscoveringAdapter": "tools.external.adapter",
     "ToolAdapter": "tools.external.adapter",
@@ -105,6 +107,7 @@ __all__ = [
     "UnknownAdapterError",
     "build_external_tools",
     "build_mcp_server",
+    "secret_values",
     "serve_stdio",
 ]
 

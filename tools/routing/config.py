@@ -175,6 +175,18 @@ class ToolRoutingConfig(BaseModel):
         file = Path(path)
         return cls.from_mapping(_read(file), source=str(file))
 
+    @classmethod
+    def from_text(cls, text: str, path: str | Path) -> ToolRoutingConfig:
+        """Validate the text of a routing config file before it is written to ``path``
+        (TOML when ``path`` ends in ``.toml``, else JSON), as `from_file` would read it.
+
+        Raises:
+            RoutingConfigError: the text is not valid JSON/TOML, or has a bad key or value
+                (the message names ``path``, the key and the allowed values).
+        """
+        file = Path(path)
+        return cls.from_mapping(_parse(text, file), source=str(file))
+
 
 _EMPTY_OVERRIDE = AgentToolOverride()
 
@@ -198,7 +210,12 @@ def _read(path: Path) -> Any:
         raise RoutingConfigError(
             f"{path}: the routing config is not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
-    if suffix == ".toml":
+    return _parse(text, path)
+
+
+def _parse(text: str, path: Path) -> Any:
+    """``text`` read as the format of ``path`` (TOML for ``.toml``, else JSON)."""
+    if path.suffix.lower() == ".toml":
         if sys.version_info >= (3, 11):
             import tomllib
         else:  # pragma: no cover - Python 3.10

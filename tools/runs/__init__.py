@@ -9,6 +9,7 @@ database elsewhere. Records are redacted (`redacted`) before they are stored.
 
 from tools.runs._redact import redacted
 from tools.runs.model import (
+    MAX_RESULT_CHARS,
     MAX_TOOL_CALLS,
     RUN_STATUSES,
     RecordedApproval,
@@ -33,6 +34,7 @@ from tools.runs.store import (
 __all__ = [
     "DEFAULT_MAX_AGE",
     "DEFAULT_MAX_RUNS",
+    "MAX_RESULT_CHARS",
     "MAX_TOOL_CALLS",
     "RUN_STATUSES",
     "FileRunStore",

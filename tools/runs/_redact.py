@@ -5,7 +5,7 @@ application knows to be secret (its API keys) are replaced wherever they appear,
 secret-looking shapes (``Bearer ...``, ``api_key=...``, provider token prefixes, long
 opaque strings) are masked, and so is every value under a secret-sounding name (a tool's
 ``password`` argument, whatever it looks like). What is masked: the content a model, a tool
-or a person wrote (question, answer, error, arguments, reasons, findings, the validation
+or a person wrote (question, answer, error, arguments, tool results, reasons, findings, the validation
 report); mapping keys are kept (they are argument names). Identifiers, paths, hashes and
 times are ours and kept.
 """
@@ -16,20 +16,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from tools.runs.model import RunRecord
-from tools.telemetry._redaction import MASK, is_secret_name, redact_text
-
-_MIN_SECRET_CHARS = 4  # shorter "secrets" would mask ordinary words
-
+from tools.telemetry._redaction import MIN_SECRET_CHARS, redact_data
 
 _CONTENT = ("question", "answer", "error", "model", "validation")
-_CALL_CONTENT = ("arguments",)
+_CALL_CONTENT = ("arguments", "result")
 _APPROVAL_CONTENT = ("arguments", "reason")
 _STEP_CONTENT = ("answer", "findings")
 
 
 def redacted(record: RunRecord, secrets: Iterable[str] = ()) -> RunRecord:
     """``record`` with known ``secrets`` and secret-looking values masked in its content."""
-    known = sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_CHARS}, key=len, reverse=True)
+    known = [s for s in secrets if s and len(s) >= MIN_SECRET_CHARS]
     data = record.model_dump(mode="json")
     _mask(data, _CONTENT, known)
     for call in data["tool_calls"]:
@@ -46,34 +43,4 @@ def redacted(record: RunRecord, secrets: Iterable[str] = ()) -> RunRecord:
 def _mask(data: dict[str, Any], fields: tuple[str, ...], known: list[str]) -> None:
     for name in fields:
         if data.get(name) is not None:
-            data[name] = _walk(data[name], known)
-
-
-def _walk(value: Any, known: list[str]) -> Any:
-    if isinstance(value, str):
-        return _text(value, known)
-    if isinstance(value, dict):
-        return {key: _field(str(key), item, known) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_walk(item, known) for item in value]
-    return value
-
-
-def _field(name: str, value: Any, known: list[str]) -> Any:
-    """A mapping's value: masked whole under a secret-sounding name (``password``: whatever it
-    looks like), else walked."""
-    if is_secret_name(name) and value is not None and not isinstance(value, bool):
-        return MASK
-    return _walk(value, known)
-
-
-def _text(text: str, known: list[str]) -> str:
-    for secret in known:
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return redact_text(text) if _worth_scanning(text) else text
-
-
-def _worth_scanning(text: str) -> bool:
-    """Short plain words cannot hold a secret shape; skip the regex pass for them."""
-    return len(text) >= 6
+            data[name] = redact_data(data[name], known)

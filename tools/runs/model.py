@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_RESULT_CHARS",
     "RUN_STATUSES",
     "RecordedApproval",
     "RecordedStep",
@@ -44,6 +45,7 @@ RUN_STATUSES: tuple[str, ...] = RunStatus.__args__  # type: ignore[attr-defined]
 #: Bounds of what a record keeps.
 MAX_TEXT_CHARS = 20_000
 MAX_ARGUMENT_CHARS = 4_000
+MAX_RESULT_CHARS = 2_000
 MAX_TOOL_CALLS = 500
 
 
@@ -80,6 +82,8 @@ class RecordedToolCall(_Record):
         error_type: The envelope's error type when it failed.
         duration_ms: How long the call took.
         agent: The agent that made it (pipeline runs).
+        turn: The model turn that asked for it (1 for the first; agent runs).
+        result: What the model was answered (the tool message's content, bounded).
     """
 
     call_id: str = ""
@@ -89,6 +93,8 @@ class RecordedToolCall(_Record):
     error_type: str | None = None
     duration_ms: float = 0.0
     agent: str | None = None
+    turn: int | None = None
+    result: str | None = None
 
 
 class RecordedApproval(_Record):
@@ -149,6 +155,7 @@ class RunRecord(_Record):
         updated_at: When this record was last written (UTC).
         duration_ms: Time spent running (time waiting for a person not counted).
         turns: Model turns.
+        turn_ms: How long each model turn took (the model's answer), in order.
         tool_calls: Every tool call, in order (at most `MAX_TOOL_CALLS`).
         omitted_tool_calls: Calls beyond that bound, counted only.
         approvals: Calls that needed approval and their decisions.
@@ -174,6 +181,7 @@ class RunRecord(_Record):
     updated_at: datetime
     duration_ms: float = 0.0
     turns: int = 0
+    turn_ms: list[float] = Field(default_factory=list)
     tool_calls: list[RecordedToolCall] = Field(default_factory=list)
     omitted_tool_calls: int = 0
     approvals: list[RecordedApproval] = Field(default_factory=list)

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools._datafile import parse_document, read_text
 from tools._files import atomic_write_text
 from tools.store.errors import RegistryFileError, StoreError
+
+if TYPE_CHECKING:
+    from tools.store.config import ToolConfig
 
 TRUST_FILE = "trusted-projects.json"
 TRUST_VERSION = 1
@@ -241,6 +245,20 @@ def trust_of(project_file: Path, data: bytes | None, store: TrustStore, *, own: 
         return ProjectTrust(project_file, "untrusted", digest)
     status: TrustStatus = "trusted" if record.sha256 == digest else "changed"
     return ProjectTrust(project_file, status, digest, record.trusted_at)
+
+
+def what_it_runs(config: ToolConfig) -> str:
+    """What a person reviews of one tool before trusting its file: the program it runs, the
+    server it starts or the address it calls (e.g. ``runs git log``)."""
+    if config.cli is not None:
+        return "runs " + shlex.join(config.cli.command)
+    if config.binary is not None:
+        return "runs " + config.binary.path
+    if config.mcp is not None:
+        return "starts " + shlex.join(config.mcp.command) if config.mcp.command else f"connects to {config.mcp.url}"
+    if config.http is not None:
+        return f"calls {config.http.base_url}"
+    return "?"  # pragma: no cover - a config has exactly one adapter
 
 
 def describe(trust: ProjectTrust) -> Mapping[str, Any]:

@@ -8,7 +8,7 @@ only when rendered.
 from tools._failure_log import log_tool_failure
 from tools.metrics import OVERFLOW_BUCKET, UNKNOWN_TOOL_BUCKET
 from tools.telemetry._file import MetricsFileError
-from tools.telemetry._redaction import summarize_error
+from tools.telemetry._redaction import redact_data, redact_text, summarize_error
 from tools.telemetry.report import StatsRow, render_stats_table, stats_rows, success_rate_style
 from tools.telemetry.series import (
     LATENCY_BOUNDS_MS,
@@ -45,6 +45,8 @@ __all__ = [
     "inject_trace_context",
     "log_tool_failure",
     "percentile",
+    "redact_data",
+    "redact_text",
     "render_stats_table",
     "stats_rows",
     "success_rate_style",

@@ -10,7 +10,8 @@ secret that looks like ordinary words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 #: Longest error text kept, ellipsis included.
 MAX_ERROR_CHARS = 200
@@ -63,6 +64,43 @@ def is_secret_name(name: str) -> bool:
     """Whether a field called ``name`` holds a secret (``password``, ``api_key``, ``X-Auth-Token``);
     its value is masked whatever it looks like."""
     return _SECRET_KEY.fullmatch(name) is not None
+
+
+#: Known secrets shorter than this are not masked (they would mask ordinary words).
+MIN_SECRET_CHARS = 4
+
+
+def redact_data(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of JSON-like ``value`` with ``secrets`` and secret-looking values masked.
+
+    The redaction of traces and run records, for anything shown to people: every string
+    (not the mapping keys, which are names) has the known ``secrets`` replaced by ``***``
+    (longest first), then the secret shapes :func:`redact_text` knows; a value under a
+    secret-sounding name (:func:`is_secret_name`: a ``password`` argument) is masked whole,
+    whatever it looks like. Tuples come back as lists; other values as they are.
+    """
+    known = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+    return _walk(value, known)
+
+
+def _walk(value: Any, known: list[str]) -> Any:
+    if isinstance(value, str):
+        for secret in known:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return redact_text(value) if len(value) >= 6 else value  # shorter text holds no secret shape
+    if isinstance(value, dict):
+        return {key: _field(str(key), item, known) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(item, known) for item in value]
+    return value
+
+
+def _field(name: str, value: Any, known: list[str]) -> Any:
+    """A mapping's value: masked whole under a secret-sounding name, else walked."""
+    if is_secret_name(name) and value is not None and not isinstance(value, bool):
+        return MASK
+    return _walk(value, known)
 
 
 def summarize_error(

@@ -60,8 +60,18 @@ def hour_key(moment: datetime) -> str:
 
 
 def hour_start(key: str) -> datetime:
-    """The start of the hour a bucket key names, as an aware UTC datetime."""
-    return datetime.strptime(key, "%Y-%m-%dT%H").replace(tzinfo=_UTC)
+    """The start of the hour a bucket key names, as an aware UTC datetime.
+
+    Read field by field (``strptime`` costs ~20 us a key, and a console reads thousands).
+
+    Raises:
+        ValueError: ``key`` is not ``YYYY-MM-DDTHH`` (or names no real hour).
+    """
+    digits = key[:4] + key[5:7] + key[8:10] + key[11:13]
+    shaped = len(key) == 13 and key[4] == "-" and key[7] == "-" and key[10] == "T"
+    if not (shaped and digits.isascii() and digits.isdigit()):
+        raise ValueError(f"not an hour key (YYYY-MM-DDTHH): {key[:40]!r}")
+    return datetime(int(key[:4]), int(key[5:7]), int(key[8:10]), int(key[11:13]), tzinfo=_UTC)
 
 
 @dataclass(frozen=True)

@@ -337,8 +337,12 @@ class MetricsStore:
         """The tool's calls, failures and p50/p95 latency since ``since`` (default: every
         hour kept), with its latest error (whenever it was)."""
         stats, hours = self._one(tool_name, since)
-        buckets = [hours[hour].frozen(hour) for hour in sorted(hours)]
-        return summarize(tool_name, buckets, stats, since)
+        if not hours:
+            return summarize(tool_name, [], stats, since)
+        total = Bucket()  # the window as one bucket: histograms add, so the percentiles are the same
+        for bucket in hours.values():
+            total.merge(bucket)
+        return summarize(tool_name, [total.frozen(min(hours))], stats, since)
 
     def _one(self, tool_name: str, since: datetime | None) -> tuple[ToolStats, dict[str, Bucket]]:
         """Copies of one entry's figures and of its hours from ``since`` on (default: the

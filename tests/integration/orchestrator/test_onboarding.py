@@ -211,6 +211,27 @@ def test_ci_run_installs_bubblewrap_with_apt_as_root(tmp_path: Path) -> None:
     assert "(dry run) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap" in result.stdout
 
 
+def test_ci_run_explains_why_chromium_and_ripgrep_are_not_installed(tmp_path: Path) -> None:
+    result = ci_run({}, path=restricted_path(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ripgrep is missing and can't be installed here" in result.stdout
+    if os.geteuid() == 0:
+        assert "chromium is missing and apt-get is not available, so it is not installed" in result.stdout
+    else:
+        assert "chromium is missing and this is not root, so it is not installed" in result.stdout
+        assert "sudo apt-get install chromium chromium-driver" in result.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("apt-get") is None, reason="needs root and apt-get")
+def test_ci_run_installs_chromium_with_apt_as_root_updating_the_lists_once(tmp_path: Path) -> None:
+    result = ci_run({}, path=restricted_path(tmp_path, "apt-get"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    install = "(dry run) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq"
+    for packages in ("bubblewrap", "ripgrep", "chromium chromium-driver"):  # none on this PATH
+        assert f"{install} {packages}\n" in result.stdout, packages
+    assert result.stdout.count("(dry run) apt-get update -qq") == 1  # once, for every system package
+
+
 # ---------------------------------------------------------------------------- install hints
 
 UNPUBLISHED = re.compile(r"pip install ['\"]?tooldeck\[")

@@ -165,7 +165,11 @@ def test_redaction_masks_known_and_secret_looking_values_in_content_only() -> No
         error="api_key=supersecretvalue",
         tool_calls=[
             RecordedToolCall(
-                call_id="c1", name="login", arguments={"token": "hunter2-xyz", "note": f"k={KEY}"}, status="success"
+                call_id="c1",
+                name="login",
+                arguments={"token": "hunter2-xyz", "note": f"k={KEY}"},
+                status="success",
+                result=f'{{"status": "success", "data": "logged in with {KEY}"}}',
             )
         ],
         approvals=[
@@ -180,6 +184,7 @@ def test_redaction_masks_known_and_secret_looking_values_in_content_only() -> No
     assert KEY not in text and "hunter2-xyz" not in text and "abcdefghijklmnop" not in text
     assert "supersecretvalue" not in text
     assert clean.tool_calls[0].arguments["token"] == "***"
+    assert clean.tool_calls[0].result == '{"status": "success", "data": "logged in with ***"}'
     assert clean.id == dirty.id and clean.state_file == dirty.state_file  # our own ids and paths stay
     assert clean.approvals[0].arguments_hash == "f" * 64
     assert "What" not in clean.question and "use my key" in clean.question

@@ -63,6 +63,18 @@ def test_toml_and_json_files_load_the_same_config(tmp_path: Path) -> None:
     assert from_toml.source.endswith("routing.toml")
 
 
+def test_text_about_to_be_written_is_read_as_its_file_would_be(tmp_path: Path) -> None:
+    data = json.dumps(EXPECTED.model_dump(mode="json"))
+    assert ToolRoutingConfig.from_text(TOML, tmp_path / "routing.TOML") == EXPECTED
+    assert ToolRoutingConfig.from_text(data, tmp_path / "routing.json") == EXPECTED
+    with pytest.raises(RoutingConfigError, match=r"routing\.json: invalid JSON"):
+        ToolRoutingConfig.from_text(TOML, tmp_path / "routing.json")
+    with pytest.raises(RoutingConfigError, match=r"routing\.toml: invalid TOML"):
+        ToolRoutingConfig.from_text(data, tmp_path / "routing.toml")
+    with pytest.raises(RoutingConfigError, match="nosuch"):
+        ToolRoutingConfig.from_text('{"nosuch": 1}', tmp_path / "routing.json")
+
+
 def test_a_loaded_config_routes_through_the_view(tmp_path: Path, coding_registry: LocalToolRegistry) -> None:
     config = ToolRoutingConfig.from_file(write(tmp_path, "routing.toml", TOML))
     view = coding_registry.for_agent("coder", router=ToolRouter(config=config))

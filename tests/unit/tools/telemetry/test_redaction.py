@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.telemetry import summarize_error
+from tools.telemetry import redact_data, summarize_error
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,24 @@ def test_extra_redaction_runs_first() -> None:
 def test_non_string_messages_are_converted() -> None:
     assert summarize_error(ValueError("bad")) == "bad"
     assert summarize_error(None) == "None"
+
+
+def test_redact_data_masks_known_secrets_and_secret_shapes_in_every_string() -> None:
+    value = {
+        "note": "the key is hunter2-long-enough, keep it",
+        "headers": ["Authorization: Bearer abcdef123456", "Accept: */*"],
+        "nested": {"dsn": "postgres://bob:pw@db/x", "count": 3, "ok": True, "none": None},
+        "pair": ("api_key=abc123def456", "short"),
+    }
+    assert redact_data(value, ["hunter2-long-enough", "abc"]) == {
+        "note": "the key is ***, keep it",
+        "headers": ["Authorization: *** ***", "Accept: */*"],
+        "nested": {"dsn": "postgres://***@db/x", "count": 3, "ok": True, "none": None},
+        "pair": ["api_key=***", "short"],
+    }
+    assert value["note"] == "the key is hunter2-long-enough, keep it"  # a copy; the input is untouched
+
+
+def test_redact_data_keeps_keys_and_ignores_too_short_secrets() -> None:
+    assert redact_data({"password": "abc"}, ["abc"]) == {"password": "abc"}
+    assert redact_data("plain words", []) == "plain words"

@@ -21,6 +21,7 @@ from tools.telemetry import (
     MetricsStore,
     percentile,
 )
+from tools.telemetry.series import hour_key, hour_start
 
 UTC = timezone.utc
 NOW = datetime(2026, 6, 15, 12, 30, tzinfo=UTC)
@@ -174,3 +175,20 @@ def test_the_store_is_a_metrics_history(path: Path) -> None:
     )
     assert (merged.calls, merged.failures, merged.duration_ms, merged.max_ms) == (3, 1, 6.0, 3.0)
     assert merged.to_dict()["error_types"] == {"timeout": 1}
+
+
+@pytest.mark.parametrize("moment", ["2026-01-01T00", "2026-11-25T13", "2028-02-29T23"])
+def test_hour_start_reads_back_what_hour_key_writes(moment: str) -> None:
+    start = hour_start(moment)
+    assert start.tzinfo is timezone.utc
+    assert hour_key(start) == moment
+    assert start == datetime.strptime(moment, "%Y-%m-%dT%H").replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["2026-11-25 13", "2026-11-2513", "2026-13-01T00", "2026-02-30T00", "\uff12026-11-25T13", "", "2026-1-250T13"],
+)
+def test_hour_start_refuses_what_is_not_an_hour_key(key: str) -> None:
+    with pytest.raises(ValueError):
+        hour_start(key)

@@ -26,6 +26,8 @@ PUBLIC = [
     "gen_ai_tool_type",
     "inject_trace_context",
     "log_tool_failure",
+    "redact_data",
+    "redact_text",
     "render_stats_table",
     "stats_rows",
     "success_rate_style",
