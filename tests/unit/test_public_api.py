@@ -90,7 +90,14 @@ PUBLIC = {
     ],
     "tools.postgres": ["Database", "DatabaseError", "SchemaVersionError", "Migration", "DATABASE_URL_VARIABLE"],
     "tools.executors": ["RemoteExecutor", "RemoteTool", "RayExecutor", "is_stateful"],
-    "tools.telemetry": ["MetricsStore", "ToolTracer", "inject_trace_context"],
+    "tools.telemetry": [
+        "MetricsStore",
+        "ToolTracer",
+        "inject_trace_context",
+        "MetricsBackend",
+        "PostgresMetricsStore",
+        "open_metrics_store",
+    ],
     "tools.builtin.legacy": ["legacy_tools", "LegacyTool"],
     "tools.builtin": [
         "MathSolverTool",
