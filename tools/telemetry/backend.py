@@ -34,6 +34,10 @@ class MetricsBackend(Protocol):
         """Write every call recorded so far now (raises when it cannot; nothing is lost)."""
         ...
 
+    def compact(self) -> None:
+        """Write now and drop the hours past the retention and beyond the bound on buckets."""
+        ...
+
     def close(self) -> None:
         """Write what is left and stop; idempotent, never raises."""
         ...
@@ -58,6 +62,14 @@ class MetricsBackend(Protocol):
 
     def summary(self, tool_name: str, *, since: datetime | None = None) -> ToolSummary:
         """The tool's calls, failures and latency percentiles since ``since``."""
+        ...
+
+    def __enter__(self) -> MetricsBackend:
+        """The store itself (`close` on exit)."""
+        ...
+
+    def __exit__(self, *exc_info: object) -> None:
+        """`close`."""
         ...
 
 
