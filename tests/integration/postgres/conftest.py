@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.store.conftest import weather_api
+
 from .backends import BACKENDS, database_url_for
 from .cluster import Cluster, start_cluster
 from .metrics_places import MetricsPlace
+
+__all__ = ["database_url", "pg_cluster", "place", "weather_api"]
 
 NOT_INSTALLED = (
     "PostgreSQL is not installed (no initdb on PATH, at pg_config --bindir or in /usr/lib/postgresql/*/bin); "
