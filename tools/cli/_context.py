@@ -56,10 +56,18 @@ class CliContext:
 
     @property
     def database_url(self) -> str | None:
-        """``TOOLDECK_DATABASE_URL``: the PostgreSQL database of the shared state, or None."""
-        from tools.postgres import DATABASE_URL_VARIABLE
+        """``TOOLDECK_DATABASE_URL``: the PostgreSQL database of the shared state, or None.
 
-        return self.env.get(DATABASE_URL_VARIABLE, "").strip() or None
+        Raises:
+            CliError: it is set but not a ``postgresql://`` URL.
+        """
+        from tools.postgres import DATABASE_URL_VARIABLE, check_database_url
+
+        value = self.env.get(DATABASE_URL_VARIABLE, "").strip()
+        try:
+            return check_database_url(value) if value else None
+        except ValueError as exc:
+            fail(str(exc))
 
     @property
     def tooldeck_dir(self) -> Path:

@@ -81,3 +81,8 @@ def test_the_level_and_approvals_set_with_tooldeck_reach_every_replica(
     assert "postgresql://tooldeck_app@" in shown.stdout and "tooldeck_approvals" in shown.stdout
     held = run(second, "--json", "What is 2+3?")  # level low: even math waits for a person
     assert held.returncode == 5, held.stderr
+    unset = run(second, "configure", "freedom", "unset", module="tools.cli")
+    assert unset.returncode == 0, unset.stderr
+    shown = run(first, "configure", "show", "--json", module="tools.cli")
+    assert (json.loads(shown.stdout)["freedom"], json.loads(shown.stdout)["source"]) == ("medium", "default")
+    assert json.loads(shown.stdout)["stored_freedom"] is None
