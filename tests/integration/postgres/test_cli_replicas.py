@@ -1,12 +1,14 @@
 """Two replicas of ``python -m orchestrator`` on one PostgreSQL, as real processes with their
-own data and config directories ("hosts"): what one remembers the other recalls, a paused run
-saved by one is resumed once whichever replica continues it, and the approvals and the level
-stored through ``tooldeck`` reach both."""
+own data and config directories ("hosts") and one state key (``TOOLDECK_STATE_KEY_FILE``, a
+copy on each): what one remembers the other recalls, a paused run saved by one is resumed
+once whichever replica continues it (a replica with another key is refused), and the
+approvals and the level stored through ``tooldeck`` reach both."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +16,18 @@ from pathlib import Path
 import pytest
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
+KEY = secrets.token_hex(32)
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-def replica(tmp_path: Path, name: str, database_url: str) -> dict[str, str]:
-    """The environment of one replica: its own directories, the shared database."""
+def replica(tmp_path: Path, name: str, database_url: str, key: str = KEY) -> dict[str, str]:
+    """The environment of one replica: its own directories, the shared database, its copy of
+    the state key (mode 0600, as the operator puts it on each host)."""
     home = tmp_path / name
+    key_file = home / "etc" / "state.key"
+    key_file.parent.mkdir(parents=True)
+    key_file.write_text(key + "\n")
+    key_file.chmod(0o600)
     return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
@@ -27,6 +35,7 @@ def replica(tmp_path: Path, name: str, database_url: str) -> dict[str, str]:
         "TOOLDECK_DATA_DIR": str(home / "data"),
         "TOOLDECK_CONTEXT_URL": "http://127.0.0.1:9",
         "TOOLDECK_DATABASE_URL": database_url,
+        "TOOLDECK_STATE_KEY_FILE": str(key_file),
         "PYTHONPATH": str(REPO_ROOT),
     }
 
@@ -53,20 +62,25 @@ def test_what_one_replica_remembers_the_other_recalls(replicas: tuple[dict[str, 
 
 
 def test_a_paused_run_is_resumed_once_across_replicas(
-    replicas: tuple[dict[str, str], dict[str, str]], tmp_path: Path
+    replicas: tuple[dict[str, str], dict[str, str]], tmp_path: Path, database_url: str
 ) -> None:
     first, second = replicas
-    paused = run(first, "--freedom", "medium", "--json", QUESTION)
+    paused = run(first, "--freedom", "low", "--json", QUESTION)  # low: both calls wait for a person
     assert paused.returncode == 5, paused.stderr
     state = tmp_path / "paused.json"
     state.write_text(paused.stdout)
-    call_id = json.loads(paused.stdout)["pending_approvals"][0]["call_id"]
-    resumed = run(second, "--freedom", "medium", "--resume", str(state), "--approve-call", call_id)
+    calls = [held["call_id"] for held in json.loads(paused.stdout)["pending_approvals"]]
+    approvals = [arg for call_id in calls for arg in ("--approve-call", call_id)]
+    other = replica(tmp_path, "c", database_url, key=secrets.token_hex(32))  # a host with another key
+    refused = run(other, "--freedom", "low", "--resume", str(state), *approvals)
+    assert refused.returncode == 2 and "signed with another key" in refused.stderr
+    resumed = run(second, "--freedom", "low", "--resume", str(state), *approvals)
     assert resumed.returncode == 0, resumed.stderr
-    again = run(first, "--freedom", "medium", "--resume", str(state), "--approve-call", call_id)
+    again = run(first, "--freedom", "low", "--resume", str(state), *approvals)
     assert again.returncode == 2
     assert "were resumed before" in again.stderr
     assert "Dr. Lee" in run(first, "--no-trace", "Who is my dentist?").stdout
+    assert not (Path(first["XDG_CONFIG_HOME"]) / "tooldeck" / "state.key").exists()  # the shared key, not one's own
 
 
 def test_the_level_and_approvals_set_with_tooldeck_reach_every_replica(
