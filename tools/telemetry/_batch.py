@@ -12,14 +12,14 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from tools.metrics import BUCKETS, OVERFLOW_BUCKET, ToolStats, add_call, metrics_key
 from tools.result import ErrorInfo
 from tools.telemetry._buckets import Bucket, Series, call_hour
 from tools.telemetry._redaction import summarize_error
-from tools.telemetry.series import hour_key
+from tools.telemetry.series import hour_key, hour_start
 
 #: One recorded call: the result's metadata and error.
 Item = tuple[dict[str, Any], ErrorInfo | None]
@@ -79,9 +79,22 @@ def count_hour(series: Series, key: str, metadata: dict[str, Any], error: ErrorI
         hours = series[key] = {}
     hour = call_hour(metadata.get("started_at"))
     bucket = hours.get(hour)
-    if bucket is None:
-        bucket = hours[hour] = Bucket()
+    if bucket is None:  # a new bucket (once per tool and hour between flushes): is it a real hour?
+        hour = _real_hour(hour)
+        bucket = hours.get(hour)
+        if bucket is None:
+            bucket = hours[hour] = Bucket()
     bucket.add(duration, None if error is None else str(error.type)[:64])
+
+
+def _real_hour(key: str) -> str:
+    """``key`` when it names a real UTC hour, else the current hour's key (a ``started_at``
+    such as ``2026-13-45T99:00:00+00:00`` has the right shape and no such hour)."""
+    try:
+        hour_start(key)
+    except ValueError:
+        return hour_key(datetime.now(timezone.utc))
+    return key
 
 
 def inside(until: datetime | None, hour: str) -> bool:

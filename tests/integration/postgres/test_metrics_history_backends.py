@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.unit.tools.telemetry.test_series import NOW, call
+from tests.unit.tools.telemetry.test_store import result
 from tools.telemetry import MetricsBackend
 
 from .metrics_places import MetricsPlace
@@ -148,3 +149,18 @@ def test_the_number_of_buckets_is_bounded_oldest_first(place: MetricsPlace) -> N
         kept = store.series("a") + store.series("b")
     assert len(kept) == 50
     assert min(b.start for b in kept) >= NOW - timedelta(hours=25)
+
+
+@pytest.mark.parametrize("stamp", ["2026-13-45T99:00:00+00:00", "2026-02-30T10:00:00Z", "yesterday-ishT12+00:00"])
+def test_a_start_time_naming_no_real_hour_is_counted_in_the_current_hour(place: MetricsPlace, stamp: str) -> None:
+    before = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    with place.open() as store:
+        store.record(result("t", started=stamp))
+        store.record(result("t", started=stamp, error="timeout"))
+        unwritten = store.series("t")
+        store.flush()
+        written = place.open().series("t")
+    after = datetime.now(UTC)
+    for hours in (unwritten, written):
+        assert [(b.calls, b.failures) for b in hours] == [(2, 1)]
+        assert before <= hours[0].start <= after
