@@ -1,5 +1,5 @@
 """The approval side of ``python -m orchestrator``: ``--freedom``, ``--approve``, and resuming a
-paused run from a shell (``--resume FILE --approve-call ID --deny-call ID``).
+paused run from a shell (``--resume RUN_ID|FILE --approve-call ID --deny-call ID``).
 
 A run whose calls need a person's approval either asks at the terminal (``--approve ask``
 with a terminal on stdin), or pauses: its state is saved under the data directory
@@ -52,7 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a call that needs approval: ask at the terminal (default; without a terminal the run pauses), "
         "pause (save the state and exit 5), or deny it",
     )
-    group.add_argument("--resume", metavar="FILE", help="continue a paused run from its state file ('-': stdin)")
+    group.add_argument(
+        "--resume",
+        metavar="RUN_ID|FILE",
+        help="continue a paused run: its id (tooldeck runs list --status paused), or its state file ('-': stdin)",
+    )
     group.add_argument(
         "--approve-call",
         action="append",
@@ -126,11 +130,10 @@ def approver(mode: str, stdin: TextIO, stderr: TextIO) -> GraphApprover | None:
     """``--approve ask`` with a terminal on stdin: the terminal prompt of ``tooldeck run``."""
     if mode != "ask" or not _isatty(stdin):
         return None
-    from rich.console import Console
-
+    from tools._terminal import SafeConsole
     from tools.cli.approve_cmds import TerminalApprover
 
-    return TerminalApprover(stdin=stdin, console=Console(file=stderr))
+    return TerminalApprover(stdin=stdin, console=SafeConsole(file=stderr))
 
 
 def pipeline_approver(mode: str, stdin: TextIO, stderr: TextIO) -> Approver | None:
@@ -182,12 +185,12 @@ def keep_signed_state(run_id: str, state: Mapping[str, Any] | None, directory: P
 
 
 def format_pending(run: AgentRun, state_file: Path | None) -> str:
-    """What a paused run prints: each held call, and the commands that continue it (the state
-    itself when it could not be saved)."""
+    """What a paused run prints: each held call, and the commands that continue it by its run
+    id (the state itself when it could not be saved)."""
     count = len(run.pending_approvals)
     lines = [f"Waiting for approval: {count} tool call(s) need a person's decision (run {run.run_id})."]
     lines += pending_lines(run.pending_approvals)
-    lines += continue_lines(run.pending_approvals[0], run.state or {}, state_file)
+    lines += continue_lines(run.pending_approvals[0], run.state or {}, state_file, run_id=run.run_id)
     return wire_safe("\n".join(lines))
 
 
@@ -209,18 +212,32 @@ def pending_lines(requests: Sequence[ApprovalRequest]) -> list[str]:
     return lines
 
 
-def continue_lines(first: ApprovalRequest, state: Mapping[str, Any], state_file: Path | None) -> list[str]:
-    """The commands that continue a paused run (the state itself when it could not be saved)."""
+def continue_lines(
+    first: ApprovalRequest,
+    state: Mapping[str, Any],
+    state_file: Path | None,
+    *,
+    run_id: str | None = None,
+    flags: str = "--agent, --registry and --data-dir",
+) -> list[str]:
+    """The commands that continue a paused run: ``--resume RUN_ID`` (the state saved in the
+    data directory; the file's path works too), or the state itself when it could not be
+    saved. ``flags``: the run's own flags a resume gives again (nothing in a state decides
+    them)."""
     if state_file is None:
         return [
             "The state could not be saved (see the error above); here it is, for --resume -:",
             json.dumps(state, ensure_ascii=False),
         ]
-    return [
-        f"State saved to {state_file}. Continue with:",
-        f"  python -m orchestrator --resume {state_file} --approve-call {first.call_id}@{first.arguments_hash[:12]}",
-        f"  python -m orchestrator --resume {state_file} --deny-call {first.call_id} --deny-message 'not now'",
+    target = run_id or str(state_file)
+    lines = [
+        f"State saved to {state_file}. Continue with (and this run's own {flags} flags):",
+        f"  python -m orchestrator --resume {target} --approve-call {first.call_id}@{first.arguments_hash[:12]}",
+        f"  python -m orchestrator --resume {target} --deny-call {first.call_id} --deny-message 'not now'",
     ]
+    if run_id:
+        lines.append(f"  (--resume {state_file} works as well as the run id)")
+    return lines
 
 
 def _isatty(stream: TextIO) -> bool:

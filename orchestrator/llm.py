@@ -16,7 +16,7 @@ Exceptions (who can fix what):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -28,7 +28,9 @@ __all__ = [
     "ChatModelResponseError",
     "ChatResponse",
     "Message",
+    "StreamingChatModel",
     "ToolChoice",
+    "forced_tool",
 ]
 
 Message: TypeAlias = dict[str, Any]
@@ -36,6 +38,15 @@ Message: TypeAlias = dict[str, Any]
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | Mapping[str, Any]
 """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {"name": ...}}``."""
+
+
+def forced_tool(tool_choice: ToolChoice | None) -> str | None:
+    """The tool a ``tool_choice`` forces (``{"type": "function", "function": {"name": ...}}``), or None."""
+    if not isinstance(tool_choice, Mapping):
+        return None
+    function = tool_choice.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else None
 
 
 class ChatModelError(Exception):
@@ -157,4 +168,30 @@ class ChatModel(Protocol):
         Raises:
             ChatModelError: When no turn could be produced.
         """
+        ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A `ChatModel` that can pass its answer on piece by piece as it arrives.
+
+    The agent loop passes ``on_delta`` (its hooks' ``on_model_delta``) when ``streams`` is
+    True; the returned `ChatResponse` is the same whole turn as without streaming.
+    Implementation: `OpenAIChatModel(stream=True)` (server-sent events).
+    """
+
+    @property
+    def streams(self) -> bool:
+        """Whether `chat` streams (and calls ``on_delta``)."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> ChatResponse:
+        """`ChatModel.chat`, telling ``on_delta`` each piece of answer text as it arrives."""
         ...

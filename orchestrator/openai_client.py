@@ -7,6 +7,7 @@ and connection failures; exponential backoff that honours ``Retry-After``).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -28,6 +29,7 @@ from orchestrator._openai_wire import (
     tool_calls_of,
     wire_messages,
 )
+from orchestrator._sse import StreamAssembler, StreamError, sse_data
 from orchestrator.llm import (
     ChatModelConnectionError,
     ChatModelError,
@@ -99,6 +101,7 @@ class OpenAIChatModel:
         extra_body: Mapping[str, Any] | None = None,
         max_response_bytes: int = 16 * 1024 * 1024,
         now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        stream: bool = False,
     ) -> None:
         """Configure the client; nothing is sent until `chat`.
 
@@ -121,6 +124,9 @@ class OpenAIChatModel:
             extra_body: Extra JSON fields merged into every request body.
             max_response_bytes: Largest response body accepted.
             now: Current UTC time, used to read an HTTP-date ``Retry-After``.
+            stream: Ask for server-sent events (``"stream": true``) and pass each piece of
+                answer text to ``chat``'s ``on_delta`` as it arrives; the turn returned is the
+                same, tool calls assembled from the stream and checked as a whole message.
 
         Raises:
             ValueError: For a base_url that is not http(s), or that embeds credentials, or
@@ -152,6 +158,7 @@ class OpenAIChatModel:
         self._extra_body = dict(extra_body or {})
         self._max_response_bytes = max_response_bytes
         self._now = now
+        self._stream = stream
         self._turn = 0
         self._required_supported = True
 
@@ -173,6 +180,11 @@ class OpenAIChatModel:
         """Whether tool schemas are exported with OpenAI strict mode for this server."""
         return self._strict
 
+    @property
+    def streams(self) -> bool:
+        """Whether answers are streamed (server-sent events; see ``stream``)."""
+        return self._stream
+
     def close(self) -> None:
         """Close the HTTP session if this client created it."""
         if self._owns_session:
@@ -190,6 +202,7 @@ class OpenAIChatModel:
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: ToolChoice | None = None,
+        on_delta: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Send the conversation and return the assistant's next turn.
 
@@ -200,6 +213,7 @@ class OpenAIChatModel:
                 is sent as that tool by name; a server that rejects ``"required"`` (HTTP
                 400, 422 or 500, as llama-cpp-python's server does) is asked again with
                 ``"auto"``, with a warning, and sent ``"auto"`` from then on.
+            on_delta: Told each piece of answer text as it arrives (with ``stream``).
 
         An assistant message with ``content: None`` is sent with ``content: ""``: OpenAI
         accepts it and llama.cpp servers need it.
@@ -216,7 +230,7 @@ class OpenAIChatModel:
         """
         choice = self._choice_for(tools, tool_choice)
         try:
-            return self._send(messages, tools, choice)
+            return self._send(messages, tools, choice, on_delta)
         except ChatModelHTTPError as exc:
             if choice != "required" or exc.status not in _REQUIRED_REJECTED:
                 raise
@@ -228,7 +242,7 @@ class OpenAIChatModel:
                 self._endpoint,
                 exc.status,
             )
-            return self._send(messages, tools, "auto")
+            return self._send(messages, tools, "auto", on_delta)
 
     def _choice_for(self, tools: Sequence[Mapping[str, Any]] | None, choice: ToolChoice | None) -> ToolChoice | None:
         """``required`` with one tool is sent as that tool by name (every server knows it)."""
@@ -246,8 +260,11 @@ class OpenAIChatModel:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] | None,
         tool_choice: ToolChoice | None,
+        on_delta: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         body: dict[str, Any] = {"model": self._model, "messages": wire_messages(messages)}
+        if self._stream:
+            body["stream"] = True
         if tools:
             body["tools"] = list(tools)
             if tool_choice is not None:
@@ -267,7 +284,7 @@ class OpenAIChatModel:
             sleep=self._sleep,
             before_sleep=self._log_retry,
         )
-        response = self._parse(retrying(self._post_once, payload))
+        response = self._parse(retrying(functools.partial(self._post_once, payload, on_delta)))
         self._turn += 1
         return response
 
@@ -294,10 +311,11 @@ class OpenAIChatModel:
             text = text.replace(self._api_key, "***")
         return text
 
-    def _post_once(self, payload: bytes) -> Any:
+    def _post_once(self, payload: bytes, on_delta: Callable[[str], None] | None = None) -> Any:
         import requests  # imported once (by __init__ or the first call): a dictionary lookup
 
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        accept = "text/event-stream, application/json" if self._stream else "application/json"
+        headers = {"Content-Type": "application/json", "Accept": accept}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         started = time.monotonic()
@@ -310,9 +328,11 @@ class OpenAIChatModel:
                 timeout=(self._connect_timeout, self._timeout),
                 stream=True,
             ) as response:
-                raw = self._read_body(response, started)
                 status = response.status_code
                 retry_after = response.headers.get("Retry-After")
+                if status < 400 and "text/event-stream" in response.headers.get("Content-Type", ""):
+                    return self._read_stream(response, started, on_delta)
+                raw = self._read_body(response, started)
         except requests.exceptions.ConnectTimeout as exc:
             raise self._connection_error("did not accept a connection in time", exc, True) from None
         except requests.exceptions.ReadTimeout as exc:
@@ -351,10 +371,54 @@ class OpenAIChatModel:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def _read_stream(
+        self, response: requests.Response, started: float, on_delta: Callable[[str], None] | None
+    ) -> dict[str, Any]:
+        """The streamed answer, assembled (bounded in size and time like a whole body).
+
+        Once text has been passed on, a failure is not retried (the text would repeat).
+        """
+        import requests
+
+        assembler = StreamAssembler(on_delta)
+        size = 0
+
+        def lines() -> Any:
+            nonlocal size
+            for line in response.iter_lines(chunk_size=8192):
+                size += len(line) + 1
+                if size > self._max_response_bytes:
+                    raise ChatModelResponseError(
+                        f"chat model endpoint {self._endpoint} streamed more than {self._max_response_bytes} bytes; "
+                        "refusing the response"
+                    )
+                if time.monotonic() - started > self._timeout + self._connect_timeout:
+                    raise ChatModelConnectionError(
+                        f"chat model endpoint {self._endpoint} did not finish its answer within {self._timeout:g}s; "
+                        "raise the timeout or check the server",
+                        retryable=False,
+                    )
+                yield line
+
+        try:
+            for data in sse_data(lines()):
+                assembler.feed(data)
+        except StreamError as exc:
+            raise ChatModelResponseError(f"chat model endpoint {self._endpoint}: {self._scrub(str(exc))}") from None
+        except requests.exceptions.RequestException as exc:
+            raise self._connection_error("broke off its streamed answer", exc, False) from None
+        if assembler.chunks == 0:
+            raise ChatModelResponseError(
+                f"chat model endpoint {self._endpoint} sent an event stream without a chunk; is it an "
+                "OpenAI-compatible chat API?"
+            )
+        return assembler.completion()
+
     def _connection_error(self, what: str, exc: Exception, retryable: bool) -> ChatModelConnectionError:
-        cause = self._scrub(str(exc))[:300]
+        from tools._netcause import connection_cause
+
         return ChatModelConnectionError(
-            f"chat model endpoint {self._endpoint} {what} ({type(exc).__name__}: {cause}); "
+            f"chat model endpoint {self._endpoint} {what}: {self._scrub(connection_cause(exc))}; "
             "check that the server is running and --base-url is right",
             retryable=retryable,
         )

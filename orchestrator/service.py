@@ -8,17 +8,23 @@ nothing lives in module globals.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
+from orchestrator._own_tools import OwnTool, OwnToolError, no_tools_message, register_own, register_workspace, writes
+from orchestrator.agents.prompts import agent_prompt
 from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
+from orchestrator.graph.state import new_run_id
 from orchestrator.llm import ChatModel, ToolChoice
 from orchestrator.mcp_client import mcp_client_handlers
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
+from orchestrator.runlog import RecordingApprover, RunLog, question_text
 from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
@@ -26,16 +32,24 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from orchestrator.graph._approvals import GraphApprover
+    from orchestrator.graph.hooks import RunHooks
     from shared.modules import ModuleAdapters
     from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, Deny, StateSigner
     from tools.artifacts import ResultBudget
     from tools.executors import RemoteExecutor
     from tools.postgres import Database
-    from tools.routing import ToolView
+    from tools.routing import ToolRouter, ToolView
+    from tools.runs import RunStore
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
+#: The model name that selects `orchestrator.testing.TestModel` (without a base URL).
+TEST_MODEL = "test"
+#: ``system_prompt=`` default: the prompt of the agent type, naming exactly its tools.
+GENERATED: Any = object()
+
 __all__ = [
+    "GENERATED",
     "SYSTEM_PROMPT",
     "OrchestratorService",
     "ServiceConfigError",
@@ -54,6 +68,8 @@ SYSTEM_PROMPT = (
     "run code, module_pipeline and module_admin to build and manage new data sources. "
     "Answer briefly from the tool results; if a tool fails, say so."
 )
+"""The main agent's prompt when it has every builtin tool (the service writes each run's
+prompt from the tools it actually has: `orchestrator.agents.prompts.agent_prompt`)."""
 
 
 class ServiceConfigError(Exception):
@@ -77,6 +93,11 @@ class OrchestratorService:
     ``query_finance``; ``module_pipeline`` and ``module_admin`` (modules: data sources
     the model builds, see ``docs/modules.md``) plus their 17 old names. A tool whose
     optional dependency is missing is skipped with a warning naming the extra to install.
+
+    Your own tools (``tools=[...]``) join them; ``builtins=False`` leaves only yours. An
+    agent type (``settings.agent``) also gets the workspace tools over ``workspace`` (read,
+    glob, grep, edit, write, patch, bash, todo, skill; a read-only workspace for a read-only
+    profile), sees only the tools its profile allows, and is refused when that leaves none.
     With ``settings.database_url`` the knowledge lives in that PostgreSQL database. With
     ``settings.executor == "ray"``, the compute tools (``math_solver``, ``execute_code``)
     run on the Ray cluster of ``settings.ray_address``; the others use this host's data
@@ -89,7 +110,10 @@ class OrchestratorService:
         *,
         model: ChatModel | None = None,
         registry: LocalToolRegistry | None = None,
-        system_prompt: str | None = SYSTEM_PROMPT,
+        system_prompt: str | None = GENERATED,
+        tools: Sequence[OwnTool] = (),
+        builtins: bool = True,
+        workspace: str | os.PathLike[str] | None = None,
         adopted_tools: RegistryService | None = None,
         approvals: ApprovalsBackend | None = None,
         approver: GraphApprover | None = None,
@@ -97,6 +121,8 @@ class OrchestratorService:
         claims: ClaimStore | None = None,
         state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
+        hooks: RunHooks | None = None,
+        runs: RunStore | None = None,
         budget: ResultBudget | None = None,
         mcp_roots: Sequence[Path] = (),
     ) -> None:
@@ -106,7 +132,14 @@ class OrchestratorService:
             settings: The configuration (see `Settings.from_env`).
             model: Use this model instead of the one the settings select.
             registry: Register into this registry (default: a new one).
-            system_prompt: Sent first on each question (None: no system message).
+            system_prompt: Sent first on each question (None: no system message; default:
+                the agent type's prompt naming exactly the tools it has).
+            tools: Your own tools, beside the builtins: `tools.BaseTool` instances, plain
+                functions, or registries (each registration copied with its manual, preset,
+                timeout and retry policy). A name a builtin has is an error.
+            builtins: False: register only ``tools`` (no builtins, no adopted tools).
+            workspace: The workspace root of an agent type's workspace tools (default: the
+                current directory); only used with ``settings.agent``.
             adopted_tools: Where the adopted tools come from (``tooldeck adopt``, registry
                 files; see `tools.store`); None: no adopted tools. `from_env` reads them
                 from the environment's and the current directory's registry files.
@@ -124,9 +157,11 @@ class OrchestratorService:
                 in memory, so states resume only through this service; `from_env` and
                 ``python -m orchestrator`` use the user's key file).
             tracer: Spans for each run, model request and tool call (one trace per question).
+            hooks: Told about each model turn and tool call as it happens (a progress display).
+            runs: Where each run is recorded (`tools.runs.RunStore`; None: not recorded).
             budget: A result budget (see `result_budget`): oversized results become artifacts
-                that ``read_artifact``/``search_artifact`` (registered here) read; None:
-                results are cut.
+                that ``read_artifact``/``search_artifact`` (registered here) read; None, or
+                ``builtins=False``: results are cut.
             mcp_roots: The workspace directories MCP servers are given as roots. The MCP
                 servers of adopted tools may also ask for sampling (answered by this
                 service's model, gated by ``approvals``' level and ``approver``) and for
@@ -135,7 +170,8 @@ class OrchestratorService:
         Raises:
             ServiceConfigError: The data directory cannot be created, a URL is invalid,
                 ``tool_choice`` names no registered tool, the approvals file is unusable,
-                or ``registry`` was built without the policy the settings ask for.
+                ``registry`` was built without the policy the settings ask for, one of
+                ``tools`` cannot be registered, or the agent type would get no tools.
         """
         self.settings = settings
         self.policy = approval_policy(settings, approvals)
@@ -150,6 +186,8 @@ class OrchestratorService:
         self.skipped: dict[str, str] = {}
         self._adopted_tools = adopted_tools
         self._module_adapters: ModuleAdapters | None = None
+        self._builtins = builtins
+        self._workspace = workspace
         self.mcp_handlers = mcp_client_handlers(
             lambda: self.model,
             model_name=lambda: self.model_description,
@@ -160,21 +198,32 @@ class OrchestratorService:
         self._database: Database | None = None
         try:
             self._cluster = self._build_executor()
-            self._register_tools()
+            self._register_tools(tools)
+            if not builtins:
+                budget = None  # only the caller's tools: results are cut, nothing reads them back
+            self._helpers: frozenset[str] = frozenset()
             if budget is not None:
                 from tools.artifacts import register_artifact_tools
 
-                register_artifact_tools(self.registry, budget)
+                self._helpers = frozenset(register_artifact_tools(self.registry, budget))
             self.tools = self._tools_for_agent()
             every_turn, first_turn = self._tool_choices()
             self.model: ChatModel = model if model is not None else self._build_model()
         except BaseException:
             self.close()
             raise
+        agent = settings.agent or "main"
+        self.run_log = None if runs is None else RunLog(runs, agent=agent, model=self.model_description,
+                                                        secrets=self._secrets())  # fmt: skip
+        if approver is not None and self.run_log is not None:
+            approver = RecordingApprover(approver, self.run_log)
+        offered = [tool["function"]["name"] for tool in self.tools.to_openai_tools()]  # hidden old names left out
+        self.system_prompt = agent_prompt(agent, offered) if system_prompt is GENERATED else system_prompt
         self.tools_node = ToolsNode(
             self.tools,
             max_parallel=settings.max_parallel,
             call_timeout=settings.call_timeout,
+            hooks=hooks,
             budget=budget,
         )
         self._closers.append(self.tools_node.close)
@@ -183,7 +232,7 @@ class OrchestratorService:
             self.tools,
             tools_node=self.tools_node,
             max_iterations=settings.max_iterations,
-            system_prompt=system_prompt,
+            system_prompt=self.system_prompt,
             tool_choice=every_turn,
             initial_tool_choice=first_turn,
             strict=settings.strict,
@@ -194,6 +243,7 @@ class OrchestratorService:
             state_signer=state_signer,
             tracer=tracer,
             provider=self._provider(),
+            hooks=hooks,
         )
 
     @classmethod
@@ -201,37 +251,49 @@ class OrchestratorService:
         """The service the environment describes: `Settings.from_env(env, **overrides)`, the
         tools adopted in the user's and the current directory's registry files (the latter
         only once trusted: ``tooldeck trust``), the user's approvals file
-        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``) and state key.
+        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``) and state key, and run records in
+        the data directory (``tooldeck runs list``).
 
         Raises:
             SettingsError: a setting is malformed.
             ServiceConfigError: the service cannot be built (see the constructor).
         """
         from tools.approvals import StateSigner, open_approvals_store
+        from tools.runs import run_store_from_env
         from tools.store import RegistryService, RegistryStore
 
         settings = Settings.from_env(env, **overrides)
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
         approvals = open_approvals_store(env, database_url=_secret(settings.database_url))
         signer = StateSigner.from_env(env)
-        return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer)
+        runs = run_store_from_env(env, settings.data_dir)
+        return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer, runs=runs)
+
+    def _router(self) -> ToolRouter:
+        from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
+
+        path = self.settings.routing_config
+        try:
+            return ToolRouter(config=ToolRoutingConfig.from_file(path) if path is not None else None)
+        except RoutingConfigError as exc:
+            raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
-        """The registry, or the agent type's view of it (``--agent``)."""
+        """The registry, or the agent type's view of it (``--agent``); an agent left with no
+        tool is refused, saying why."""
         agent = self.settings.agent
         if agent is None:
             return self.registry
-        from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
+        from tools.routing import RoutingConfigError
 
+        router = self._router()
         try:
-            config = (
-                ToolRoutingConfig.from_file(self.settings.routing_config)
-                if self.settings.routing_config is not None
-                else None
-            )
-            return self.registry.for_agent(agent, ToolRouter(config=config), policy=self.policy)
+            view = self.registry.for_agent(agent, router, policy=self.policy)
         except RoutingConfigError as exc:
             raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
+        if not set(view.names()) - self._helpers:  # read_artifact alone is no tool to work with
+            raise ServiceConfigError(no_tools_message(agent, router, self.registry))
+        return view
 
     @property
     def model_description(self) -> str:
@@ -240,38 +302,48 @@ class OrchestratorService:
             return f"{self.model.model} at {self.model.endpoint}"
         if isinstance(self.model, OfflineModel):
             return "offline model (embedded, deterministic)"
+        if type(self.model).__name__ == "TestModel":
+            return "TestModel (calls every tool once, then summarises)"
         return type(self.model).__name__
 
     # ------------------------------------------------------------------ running
 
     def ask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
-        """Run one question (or a conversation) through the agent graph.
+        """Run one question (or a conversation) through the agent graph (recorded, with ``runs``).
 
         The run may end ``awaiting_approval`` (see `AgentGraph.run`); continue it with `resume`.
 
         Raises:
             ChatModelError: The model endpoint failed (see `AgentGraph.run`).
         """
-        return self.graph.run(question)
+        run_id = new_run_id()
+        work = functools.partial(self.graph.run, question, run_id=run_id)
+        return work() if self.run_log is None else self.run_log.record(run_id, question_text(question), work)
 
     async def aask(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
         """Async twin of `ask`."""
-        return await self.graph.arun(question)
+        run_id = new_run_id()
+        work = functools.partial(self.graph.arun, question, run_id=run_id)
+        return await (work() if self.run_log is None else self.run_log.arecord(run_id, question_text(question), work))
 
     def resume(self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None) -> AgentRun:
-        """Continue a paused run (see `AgentGraph.resume`).
+        """Continue a paused run (see `AgentGraph.resume`); its record moves on.
 
         Raises:
             ResumeError: The state or a decision is refused; nothing ran.
             ChatModelError: The model endpoint failed.
         """
-        return self.graph.resume(state, decisions)
+        work = functools.partial(self.graph.resume, state, decisions)
+        return work() if self.run_log is None else self.run_log.record_resume(state, decisions or {}, work)
 
     async def aresume(
         self, state: Mapping[str, Any], decisions: Mapping[str, Approve | Deny] | None = None
     ) -> AgentRun:
         """Async twin of `resume`."""
-        return await self.graph.aresume(state, decisions)
+        work = functools.partial(self.graph.aresume, state, decisions)
+        if self.run_log is None:
+            return await work()
+        return await self.run_log.arecord_resume(state, decisions or {}, work)
 
     def close(self) -> None:
         """Stop worker processes and threads, close the database and HTTP sessions."""
@@ -329,14 +401,39 @@ class OrchestratorService:
             self._closers.append(close)
         return tool
 
-    def _register_tools(self) -> None:
-        self._register_math()
-        self._register_knowledge()
-        self._register_code()
-        self._register_web()
-        self._register_modules()
-        self._register_user_context()
-        self._register_adopted()
+    def _register_tools(self, own: Sequence[OwnTool]) -> None:
+        if self._builtins:
+            self._register_math()
+            self._register_knowledge()
+            self._register_code()
+            self._register_web()
+            self._register_modules()
+            self._register_user_context()
+        try:
+            if self.settings.agent is not None:
+                self._register_workspace(self.settings.agent)
+            register_own(self.registry, own, builtins=self._builtins)
+        except OwnToolError as exc:
+            raise ServiceConfigError(str(exc)) from None
+        if self._builtins:
+            self._register_adopted()
+
+    def _register_workspace(self, agent: str) -> None:
+        """The workspace tools of an agent type, over ``workspace`` (default: the current
+        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox."""
+        from tools.builtin.code_executor import LocalSandbox
+
+        sandbox = LocalSandbox(hidden_dirs=[self.settings.data_dir])
+        self._closers.append(sandbox.close)
+        root = self._workspace if self._workspace is not None else os.getcwd()
+        register_workspace(self.registry, root, read_only=not writes(self._router(), agent), sandbox=sandbox)
+
+    def _secrets(self) -> list[str]:
+        """The secret values in use, masked in run records wherever they appear."""
+        settings = self.settings
+        values = (settings.api_key, settings.context_api_key, settings.brave_api_key, settings.module_credentials_key,
+                  settings.module_signing_key)  # fmt: skip
+        return [value.get_secret_value() for value in values if value is not None]
 
     def _build_executor(self) -> RemoteExecutor | None:
         """``--executor ray``: the Ray cluster the compute tools run on (None: threads here)."""
@@ -511,13 +608,18 @@ class OrchestratorService:
 
 
 def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
-    """The model the settings select: the embedded offline model without ``base_url``, else
-    an OpenAI-compatible client (``model`` overrides the settings' model name).
+    """The model the settings select: without ``base_url``, the embedded offline model (or
+    `orchestrator.testing.TestModel` for the model name ``test``); else an OpenAI-compatible
+    client (``model`` overrides the settings' model name).
 
     Raises:
         ServiceConfigError: ``base_url`` is not a usable http(s) URL.
     """
     if settings.base_url is None:
+        if (model or settings.model) == TEST_MODEL:
+            from orchestrator.testing import TestModel
+
+            return TestModel()
         return OfflineModel()
     try:
         return OpenAIChatModel(
@@ -526,6 +628,7 @@ def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
             api_key=_secret(settings.api_key),
             timeout=settings.model_timeout,
             strict_tools=settings.strict,
+            stream=settings.stream,
         )
     except ValueError as exc:
         raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None

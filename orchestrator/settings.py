@@ -10,7 +10,8 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 
 ===============================  =============================================================
 ``TOOLDECK_BASE_URL``            OpenAI-compatible API root; unset: the embedded offline model
-``TOOLDECK_MODEL``               model name sent to that endpoint (default ``gpt-4o-mini``)
+``TOOLDECK_MODEL``               model name sent to that endpoint (default ``gpt-4o-mini``); without
+                                 a base URL, ``test`` selects ``orchestrator.testing.TestModel``
 ``TOOLDECK_API_KEY_ENV``         name of the variable holding the API key (default ``OPENAI_API_KEY``)
 ``TOOLDECK_TOOL_CHOICE``         ``auto``, ``required``, ``none`` or a tool name (default: the server's)
 ``TOOLDECK_DATA_DIR``            where the knowledge database lives (default
@@ -22,6 +23,7 @@ Every setting has a ``TOOLDECK_<NAME>`` variable (flags of ``python -m orchestra
 ``TOOLDECK_CALL_TIMEOUT``        seconds one tool call may take in the graph (default 60; ``none``)
 ``TOOLDECK_MODEL_TIMEOUT``       seconds one model request may take (default 120)
 ``TOOLDECK_STRICT``              strict tool schemas, true/false (default: only for api.openai.com)
+``TOOLDECK_STREAM``              stream the model's answers (server-sent events), true/false (default false)
 ``TOOLDECK_FREEDOM``             approval level ``low``, ``medium`` or ``high`` for this run (default: the
                                  level ``tooldeck configure freedom`` stored; none stored: ``medium``)
 ``TOOLDECK_DATABASE_URL``        ``postgresql://...``: approvals, resume claims and knowledge in PostgreSQL,
@@ -130,6 +132,7 @@ class Settings(BaseSettings):
     )
     model_timeout: float = Field(120.0, gt=0, description="seconds one model request may take: a number > 0")
     strict: bool | None = Field(None, description="true or false (unset: strict only for api.openai.com)")
+    stream: bool = Field(False, description="true or false: stream the model's answers (server-sent events)")
     agent: str | None = Field(
         None,
         pattern=r"^[a-z][a-z0-9-]{0,40}$",

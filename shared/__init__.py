@@ -5,4 +5,11 @@
 neither ``tools`` nor ``orchestrator``.
 """
 
+import logging
+
 __all__: list[str] = []
+
+# The library never prints on its own: without this, Python's last-resort handler writes
+# every WARNING (one per failed tool call) to stderr of applications that did not configure
+# logging. Applications and the CLIs configure handlers; records then propagate as usual.
+logging.getLogger(__name__).addHandler(logging.NullHandler())

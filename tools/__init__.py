@@ -31,6 +31,7 @@ from tools.errors import (
 from tools.function_tool import FunctionTool
 from tools.manual import RiskLevel, TokenCost, ToolCategory, ToolManual, ToolSource
 from tools.metrics import InMemoryMetrics, MetricsSink, ToolStats
+from tools.progress import ToolCallContext, ToolProgress, current_call, report_progress
 from tools.registry import LocalToolRegistry
 from tools.resilience import CircuitBreaker, RetryPolicy, parse_retry_after
 from tools.result import ErrorInfo, ToolResult
@@ -57,11 +58,13 @@ __all__ = [
     "RetryPolicy",
     "RiskLevel",
     "TokenCost",
+    "ToolCallContext",
     "ToolCancelledError",
     "ToolCategory",
     "ToolDefinitionError",
     "ToolError",
     "ToolManual",
+    "ToolProgress",
     "ToolResult",
     "ToolSaturatedError",
     "ToolSource",
@@ -72,8 +75,10 @@ __all__ = [
     "UnknownToolError",
     "UnsupportedSchemaError",
     "UpstreamError",
+    "current_call",
     "is_tool_name",
     "parse_retry_after",
+    "report_progress",
 ]
 
 # A library never prints on its own: until the application configures logging, records of

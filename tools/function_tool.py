@@ -149,6 +149,17 @@ class FunctionTool(BaseTool[BaseModel, Any]):
         self.__dict__.pop("_td_pending_model", None)
         self.__dict__["_td_request_model"] = model
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The tool without its build lock (a copy sent to another process, e.g. a Ray worker)."""
+        state = self.__dict__.copy()
+        state.pop("_td_model_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "_td_pending_model" in state:
+            self.__dict__["_td_model_lock"] = threading.Lock()
+
     @property
     def is_async(self) -> bool:
         """True when the wrapped function is ``async def``."""

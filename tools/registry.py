@@ -103,6 +103,7 @@ class LocalToolRegistry:
         self._reset_timeout = reset_timeout
         self._default_timeout = default_timeout
         self._clock = clock
+        self._default_router: ToolRouter | None = None
         self._executor = ToolExecutor(max_workers, max_per_tool=max_workers_per_tool, name="tooldeck-tool")
         self._context = CallContext(
             executor=self._executor,
@@ -330,16 +331,23 @@ class LocalToolRegistry:
         Args:
             agent_type: The agent type (``"coder"``, ``"reviewer"``, ...; an unknown type
                 gets every category).
-            router: Decides the agent's tools (default: ``ToolRouter()``: the default
-                profiles, no user overrides).
+            router: Decides the agent's tools (default: the registry's own
+                ``ToolRouter()``, shared by its views: the default profiles, no user
+                overrides).
             policy: The approval policy of this agent's calls (default: the registry's).
             approver: Asked when a call needs approval (default: the registry's).
 
         Raises:
             RoutingConfigError: the router's config names tools that are not registered.
         """
-        from tools.routing import ToolView
+        from tools.routing import ToolRouter, ToolView
 
+        if router is None:
+            # One default router per registry: its routing index (built once per set of
+            # manuals) serves every view, so a new view costs a lookup, not a re-index.
+            router = self._default_router
+            if router is None:
+                router = self._default_router = ToolRouter()
         return ToolView(self, agent_type, router=router, policy=policy, approver=approver)
 
     def breaker(self, name: str, /, action: str | None = None) -> CircuitBreaker | None:

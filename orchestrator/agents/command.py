@@ -1,23 +1,23 @@
 """``python -m orchestrator --pipeline "task" --workspace DIR``: the pipeline from a shell.
 
 The CLI calls :func:`add_pipeline_arguments` on its parser and, when ``--pipeline`` is
-given, :func:`run_pipeline_command`. Exit codes: 0 approved (and validated), 2 usage or
-configuration error, 3 a model endpoint failed, 5 a step's call waits for a person's approval
-(the signed state is saved; ``--resume FILE --approve-call ID`` continues), 6 rejected by the
-reviewer, 7 approved but a check failed.
+given, :func:`run_pipeline_command`. Exit codes: see ``orchestrator._exit`` (5: a step's call
+waits for a person's approval; the signed state is saved and ``--resume RUN_ID --approve-call
+ID`` continues the run).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sysconfig
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from orchestrator._exit import EXIT_AWAITING, EXIT_CONFIG, EXIT_MODEL, EXIT_OK, EXIT_REJECTED, EXIT_VALIDATION
 from orchestrator.agents.models import ModelResolver, agent_models_from_env
 from orchestrator.agents.paused import pipeline_from_state, pipeline_state
 from orchestrator.agents.pipeline import ImplementationPipeline, PipelineRun
@@ -28,13 +28,15 @@ from orchestrator.agents.trace import format_pipeline_trace
 from orchestrator.agents.validation import WorkspaceValidator, host_python_path
 from orchestrator.graph import ClaimStore, PausedRun, ResumeError
 from orchestrator.llm import ChatModel
+from tools._terminal import dumps_for_terminal, print_safe
 from tools.approvals import ApprovalError, StateSigner
 from tools.builtin.code_executor import LocalSandbox, SandboxClient, SandboxLimits
 
 if TYPE_CHECKING:
+    from orchestrator.graph.hooks import RunHooks
+    from orchestrator.runlog import RunLog
     from tools.approvals import ApprovalPolicy, Approve, Approver, Deny
 
-EXIT_OK, EXIT_CONFIG, EXIT_MODEL, EXIT_AWAITING, EXIT_REJECTED, EXIT_VALIDATION = 0, 2, 3, 5, 6, 7
 _ENV = "TOOLDECK_MAX_SUBAGENT_ITERATIONS"
 _log = logging.getLogger(__name__)
 
@@ -59,7 +61,9 @@ class PipelineState:
 def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--pipeline``, ``--workspace``, ``--max-subagent-iterations``, ``--max-cycles``."""
     parser.add_argument("--pipeline", metavar="TASK", help="run coder -> test-writer -> reviewer on TASK")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="the pipeline's workspace (default .)")
+    parser.add_argument(
+        "--workspace", metavar="DIR", default=".", help="the workspace of --pipeline and --agent (default .)"
+    )
     parser.add_argument("--max-subagent-iterations", type=int, metavar="N", help="model turns per sub-agent, 1-10 (3)")
     parser.add_argument("--max-cycles", type=int, metavar="N", default=3, help="review rounds, 1-10 (3)")
 
@@ -87,10 +91,12 @@ def build_pipeline(
     policy: ApprovalPolicy | None = None,
     approver: Approver | None = None,
     saved: PipelineState | None = None,
+    hooks: RunHooks | None = None,
 ) -> tuple[ImplementationPipeline, AgentToolset]:
     """The pipeline with the default prompts, each agent's tools made per workspace; every
     agent's calls go through ``policy`` (the freedom dial) and ``approver`` when given; a
-    call nobody can be asked about pauses the pipeline (its state signed by ``saved.signer``)."""
+    call nobody can be asked about pauses the pipeline (its state signed by ``saved.signer``);
+    ``hooks`` hear about each step, model turn and tool call."""
     make = agent_factory(models, DEFAULT_PROMPTS, max_iterations=max_iterations)
     tools = toolset or AgentToolset(
         sandbox=sandbox, python_path=python_path, make_agent=make, policy=policy, approver=approver
@@ -106,13 +112,14 @@ def build_pipeline(
             lambda root: tools.view(kind, root),
             DEFAULT_PROMPTS[kind],
             max_iterations,
+            hooks=hooks,
             state_signer=signer,
             claims=claims,
         )
 
     validator = WorkspaceValidator(sandbox, python_path=python_path)
     pipeline = ImplementationPipeline(
-        agent("coder"), agent("test-writer"), agent("reviewer"), max_cycles, validator=validator
+        agent("coder"), agent("test-writer"), agent("reviewer"), max_cycles, validator=validator, hooks=hooks
     )
     return pipeline, tools
 
@@ -131,6 +138,8 @@ def run_pipeline_command(
     saved: PipelineState | None = None,
     resume: Mapping[str, Any] | None = None,
     decide: Callable[[PausedRun], dict[str, Approve | Deny]] | None = None,
+    hooks: RunHooks | None = None,
+    run_log: RunLog | None = None,
 ) -> int:
     """Run the pipeline for ``args.pipeline`` in ``args.workspace`` (or continue the paused
     one ``resume`` holds); print the trace or JSON.
@@ -151,6 +160,8 @@ def run_pipeline_command(
             saved: such a run cannot be resumed by another process).
         resume: A paused pipeline's saved state to continue (``--resume``).
         decide: The person's decisions about the paused step's held calls (``--approve-call``).
+        hooks: Hear about each step, model turn and tool call (the progress display).
+        run_log: Records the run (``tooldeck runs show``); a resume moves its record on.
 
     Returns:
         The exit code (module docstring).
@@ -164,10 +175,10 @@ def run_pipeline_command(
         iterations = subagent_iterations(getattr(args, "max_subagent_iterations", None), env)
         box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=1024))
     except ResumeError as exc:
-        print(f"error: resume: {exc}", file=stderr)
+        print_safe(f"error: resume: {exc}", stderr)
         return EXIT_CONFIG
     except ValueError as exc:
-        print(f"error: configuration: {exc}", file=stderr)
+        print_safe(f"error: configuration: {exc}", stderr)
         return EXIT_CONFIG
     models = ModelResolver(model, names=agent_models_from_env(env), build=build_model)
     python_path = tuple(host_python_path(sysconfig.get_paths()))
@@ -181,24 +192,30 @@ def run_pipeline_command(
             policy=policy,
             approver=approver,
             saved=saved,
+            hooks=hooks,
         )
     except ValueError as exc:
-        print(f"error: configuration: {exc}", file=stderr)
+        print_safe(f"error: configuration: {exc}", stderr)
         return EXIT_CONFIG
+    started = datetime.now(timezone.utc)
+    decisions: dict[str, Approve | Deny] = {}
     try:
         if paused is not None:
-            run = pipeline.resume(paused, _decisions(paused, saved, decide))
+            decisions = _decisions(paused, saved, decide)
+            run = pipeline.resume(paused, decisions)
         else:
             run = pipeline.run(task, workspace)
-    except (ResumeError, ApprovalError) as exc:
-        print(f"error: resume: {exc}", file=stderr)
+    except ResumeError as exc:
+        print_safe(f"error: resume: {exc}", stderr)
+        return EXIT_CONFIG
+    except ApprovalError as exc:  # the state key cannot be used: a paused step could not be saved safely
+        print_safe(f"error: approvals: {exc}", stderr)
         return EXIT_CONFIG
     finally:
         tools.close()
         if sandbox is None:
             box.close()
-    _report(run, args, saved, stdout)
-    return _exit_code(run)
+    return _finish(run, args, saved, run_log, started=started, decisions=decisions, out=(stdout, stderr))
 
 
 def _task(args: argparse.Namespace, paused: PipelineRun | None) -> tuple[str, str]:
@@ -224,21 +241,56 @@ def _decisions(
     return decide(PausedRun.from_dict(step.state, signer=saved.signer))
 
 
-def _report(run: PipelineRun, args: argparse.Namespace, saved: PipelineState, stdout: TextIO) -> None:
-    """Print the run; a paused run's state is saved (and printed when it cannot be)."""
+def _finish(
+    run: PipelineRun,
+    args: argparse.Namespace,
+    saved: PipelineState,
+    run_log: RunLog | None,
+    *,
+    started: datetime,
+    decisions: Mapping[str, Approve | Deny],
+    out: tuple[TextIO, TextIO],
+) -> int:
+    """Save a paused run's signed state (remove it once the run finished), record the run,
+    print it; returns the exit code."""
     from orchestrator._approval_cli import keep_signed_state
 
-    state = pipeline_state(run, saved.signer) if run.status == "awaiting_approval" else None
+    stdout, stderr = out
+    try:
+        state = pipeline_state(run, saved.signer) if run.status == "awaiting_approval" else None
+    except ApprovalError as exc:  # the state key cannot be used: the paused run could not be saved safely
+        print_safe(f"error: approvals: {exc}", stderr)
+        return EXIT_CONFIG
     state_file = keep_signed_state(run.run_id, state, saved.directory)
+    if run_log is not None:
+        run_log.pipeline(run, started, state_file=state_file, decisions=decisions)
+    _report(run, args, (state, state_file), recorded=run_log is not None, stdout=stdout)
+    return _exit_code(run)
+
+
+def _report(
+    run: PipelineRun,
+    args: argparse.Namespace,
+    saved: tuple[dict[str, Any] | None, Path | None],
+    *,
+    recorded: bool,
+    stdout: TextIO,
+) -> None:
+    """Print the run (a paused run: the held calls and how to continue, or the state itself
+    when it could not be saved)."""
+    state, state_file = saved
     if getattr(args, "json", False):
         out = run.model_dump(mode="json")
         if state is not None:
             out["state"], out["state_file"] = state, None if state_file is None else str(state_file)
-        print(json.dumps(out, ensure_ascii=False, indent=2), file=stdout)
+        print_safe(dumps_for_terminal(out), stdout)
         return
-    print(format_pipeline_trace(run), file=stdout)
+    text = format_pipeline_trace(run)
+    if recorded:
+        text += f"\nrun {run.run_id} recorded: tooldeck runs show {run.run_id}"
+    print_safe(text, stdout)
     if run.paused is not None and state is not None:
-        print(_pending_text(run, state, state_file), file=stdout)
+        print_safe(_pending_text(run, state, state_file), stdout)
 
 
 def _pending_text(run: PipelineRun, state: dict[str, Any], state_file: Path | None) -> str:
@@ -255,7 +307,9 @@ def _pending_text(run: PipelineRun, state: dict[str, Any], state_file: Path | No
         f"a person's decision (run {run.run_id})."
     ]
     lines += pending_lines(requests)
-    lines += continue_lines(requests[0], state, state_file)
+    lines += continue_lines(
+        requests[0], state, state_file, run_id=run.run_id, flags="--base-url, --model and --data-dir"
+    )
     return wire_safe("\n".join(lines))
 
 

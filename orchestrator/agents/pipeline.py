@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from orchestrator.agents.subagent import SubAgent, SubAgentResult, ToolCallSummary
 from orchestrator.agents.validation import ValidationReport, WorkspaceValidator
 from orchestrator.agents.verdict import Finding, Verdict, parse_verdict
+from orchestrator.graph.hooks import RunHooks, StepFinished, StepStarted, safely
 from orchestrator.graph.state import ResumeError, new_run_id
 from orchestrator.llm import ChatModelError
 from tools.approvals import Approve, Deny
@@ -106,6 +107,8 @@ class ImplementationPipeline:
         max_cycles: Most coder -> test-writer -> reviewer rounds (1-10).
         validator: Runs the workspace's checks after an approval (None: not validated,
             the report says so).
+        hooks: Told when each step starts and ends (and, through the sub-agents given the
+            same hooks, about their model turns and tool calls).
         clock: Seconds, for durations.
 
     Raises:
@@ -120,6 +123,7 @@ class ImplementationPipeline:
         max_cycles: int = 3,
         *,
         validator: WorkspaceValidator | None = None,
+        hooks: RunHooks | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or not 1 <= max_cycles <= 10:
@@ -130,6 +134,7 @@ class ImplementationPipeline:
         self.coder, self.test_writer, self.reviewer = coder, test_writer, reviewer
         self.max_cycles = max_cycles
         self.validator = validator
+        self.hooks = hooks
         self._clock = clock
 
     def run(self, task: str, workspace: str | os.PathLike[str]) -> PipelineRun:
@@ -215,6 +220,8 @@ class ImplementationPipeline:
     ) -> SubAgentResult:
         """Run one step; a step that pauses records where and raises :class:`_Paused`."""
         before = _fingerprint(root)
+        if self.hooks is not None:
+            safely(self.hooks.on_step_start, StepStarted(cycle, self.max_cycles, agent.agent_type))
         result = go()
         changed = sorted({*(resumed.changed_files if resumed else []), *_changed(before, _fingerprint(root))})
         if result.paused and result.state is not None:
@@ -225,6 +232,8 @@ class ImplementationPipeline:
                 pending_approvals=result.pending_approvals,
                 state=result.state,
             )
+            if self.hooks is not None:
+                safely(self.hooks.on_step_end, StepFinished(cycle, agent.agent_type, result.duration_ms, paused=True))
             raise _Paused
         run.steps.append(
             PipelineStep(
@@ -233,6 +242,9 @@ class ImplementationPipeline:
                 changed_files=changed, duration_ms=result.duration_ms,
             )
         )  # fmt: skip
+        if self.hooks is not None:
+            verdict = parse_verdict(result.answer).decision if agent.agent_type == "reviewer" else None
+            safely(self.hooks.on_step_end, StepFinished(cycle, agent.agent_type, result.duration_ms, verdict))
         return result
 
     def _cycles(

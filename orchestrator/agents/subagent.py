@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
+from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, RunHooks, ToolsNode
 from orchestrator.llm import ChatModel
 from tools.approvals import Approve, Deny, StateSigner
 from tools.routing import ToolView
@@ -100,6 +100,7 @@ class SubAgent:
         system_prompt: Its instructions.
         max_iterations: Model turns per run, 1-10 (``max_subagent_iterations``).
         max_parallel: Concurrent tool calls per turn.
+        hooks: Told about each model turn and tool call (a progress display).
         clock: Seconds, for durations.
         state_signer: Signs a paused run's state and verifies it on :meth:`resume` (default:
             a key in memory: resume through this sub-agent object).
@@ -118,6 +119,7 @@ class SubAgent:
         max_iterations: int = DEFAULT_SUBAGENT_ITERATIONS,
         *,
         max_parallel: int = 4,
+        hooks: RunHooks | None = None,
         clock: Callable[[], float] = time.perf_counter,
         state_signer: StateSigner | None = None,
         claims: ClaimStore | None = None,
@@ -133,6 +135,7 @@ class SubAgent:
         self.tools = tools
         self.system_prompt = system_prompt
         self._max_parallel = max_parallel
+        self.hooks = hooks
         self._clock = clock
         self._signer = state_signer if state_signer is not None else StateSigner.ephemeral()
         self._claims = claims
@@ -179,7 +182,7 @@ class SubAgent:
 
     def _drive(self, workspace: str | Path | None, go: Callable[[AgentGraph], AgentRun]) -> SubAgentResult:
         runner: Any = self.view(workspace)
-        node = ToolsNode(runner, max_parallel=self._max_parallel)
+        node = ToolsNode(runner, max_parallel=self._max_parallel, hooks=self.hooks)
         graph = AgentGraph(
             self.model,
             runner,
@@ -189,6 +192,7 @@ class SubAgent:
             agent_name=self.agent_type,
             state_signer=self._signer,
             claims=self._claims,
+            hooks=self.hooks,
         )
         started = self._clock()
         try:

@@ -3,6 +3,7 @@ approval (`AgentGraph.resume`, claim stores)."""
 
 from orchestrator.graph.agent import AgentGraph, ToolRegistry, run_agent
 from orchestrator.graph.claims import ClaimStore, ClaimStoreError, FileClaimStore, MemoryClaimStore, claims_beside
+from orchestrator.graph.hooks import ModelFinished, ModelStarted, RunHooks, ToolFinished, ToolStarted
 from orchestrator.graph.postgres_claims import PostgresClaimStore
 from orchestrator.graph.run import AgentRun, RunStatus, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, state_from_json
@@ -15,15 +16,20 @@ __all__ = [
     "ClaimStoreError",
     "FileClaimStore",
     "MemoryClaimStore",
+    "ModelFinished",
+    "ModelStarted",
     "PausedRun",
     "PostgresClaimStore",
     "ResumeError",
+    "RunHooks",
     "RunStatus",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",
+    "ToolFinished",
     "ToolRegistry",
     "ToolRunner",
+    "ToolStarted",
     "ToolsNode",
     "claims_beside",
     "run_agent",

@@ -13,10 +13,11 @@ from orchestrator.graph._approvals import Approvals, Decision, GraphApprover, Tr
 from orchestrator.graph._calls import PendingCall
 from orchestrator.graph._loop import Loop, renumbered
 from orchestrator.graph.claims import ClaimStore, ClaimStoreError, claims_beside
+from orchestrator.graph.hooks import ModelFinished, ModelStarted, RunHooks, safely
 from orchestrator.graph.run import AgentRun, StepRecord, StopReason
 from orchestrator.graph.state import PausedRun, ResumeError, call_key, new_run_id
 from orchestrator.graph.tools_node import ToolRunner, ToolsNode
-from orchestrator.llm import ChatModel, ChatResponse, Message, ToolChoice
+from orchestrator.llm import ChatModel, ChatResponse, Message, StreamingChatModel, ToolChoice
 from tools.approvals import ApprovalRequest, Approve, Deny, StateSigner
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class AgentGraph:
         state_signer: StateSigner | None = None,
         tracer: ToolTracer | None = None,
         provider: str | None = None,
+        hooks: RunHooks | None = None,
         clock: Callable[[], float] = time.perf_counter,
         now: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -127,6 +129,9 @@ class AgentGraph:
                 ``chat`` span around each model request (give the registry the same
                 tracer for its tool spans: one question is one trace).
             provider: ``gen_ai.provider.name`` of the model's spans (e.g. ``openai``).
+            hooks: Told when each model request starts and ends (and its streamed text,
+                for a model that streams), and, through the tools node this graph makes,
+                about each tool call (give a ``tools_node`` built with the same hooks).
             clock: Seconds, for timings (injectable).
             now: The current UTC time, for the state's ``paused_at`` (injectable).
 
@@ -138,7 +143,7 @@ class AgentGraph:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
         self.model = model
         self.registry = registry
-        self.tools_node = tools_node if tools_node is not None else ToolsNode(registry)
+        self.tools_node = tools_node if tools_node is not None else ToolsNode(registry, hooks=hooks)
         self.max_iterations = max_iterations
         self.system_prompt = system_prompt
         self._tools = [dict(t) for t in tools] if tools is not None else None
@@ -153,6 +158,7 @@ class AgentGraph:
         self.state_signer = state_signer if state_signer is not None else StateSigner.ephemeral()
         self.tracer = tracer
         self.provider = provider
+        self.hooks = hooks
         self.clock = clock
         self.now = now
         retention = getattr(self.claims, "retention", None)
@@ -172,12 +178,13 @@ class AgentGraph:
 
     # ------------------------------------------------------------------ entry points
 
-    def run(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+    def run(self, question: str | Sequence[Mapping[str, Any]], *, run_id: str | None = None) -> AgentRun:
         """Run the loop until an answer, the budget's end, or calls that wait for a person.
 
         Args:
             question: A user message text, or a whole conversation (OpenAI format; copied,
                 never modified).
+            run_id: The run's id (default: a new ``run_`` id), e.g. one already recorded.
 
         Returns:
             The finished run, or a paused one (``status == "awaiting_approval"``).
@@ -186,15 +193,15 @@ class AgentGraph:
             ChatModelError: The model could not produce a turn (unreachable endpoint, HTTP
                 error after retries, malformed response). Tool failures never raise.
         """
-        loop = self._start(question)
+        loop = self._start(question, run_id)
         with self._agent_span(loop.run_id):
             return self._drive(loop)
 
-    async def arun(self, question: str | Sequence[Mapping[str, Any]]) -> AgentRun:
+    async def arun(self, question: str | Sequence[Mapping[str, Any]], *, run_id: str | None = None) -> AgentRun:
         """Async twin of `run`: the model call runs in a worker thread (or the model's own
         ``achat`` when it has one), tool calls on the running loop, the approver in a worker
         thread."""
-        loop = self._start(question)
+        loop = self._start(question, run_id)
         with self._agent_span(loop.run_id):
             return await self._adrive(loop)
 
@@ -249,21 +256,38 @@ class AgentGraph:
 
     # ------------------------------------------------------------------ the loop
 
-    def _start(self, question: str | Sequence[Mapping[str, Any]]) -> Loop:
+    def _start(self, question: str | Sequence[Mapping[str, Any]], run_id: str | None = None) -> Loop:
         if isinstance(question, str):
             messages: list[Message] = [{"role": "user", "content": question}]
         else:
             messages = [dict(m) for m in question]
         if self.system_prompt and not (messages and messages[0].get("role") == "system"):
             messages.insert(0, {"role": "system", "content": self.system_prompt})
-        return Loop(messages, run_id=new_run_id(), clock=self.clock, max_iterations=self.max_iterations)
+        return Loop(messages, run_id=run_id or new_run_id(), clock=self.clock, max_iterations=self.max_iterations)
 
     def _model_kwargs(self, loop: Loop) -> dict[str, Any]:
         tools = self.tool_definitions()
         choice = self.tool_choice
         if loop.iteration == 0 and self.initial_tool_choice is not None:
             choice = self.initial_tool_choice
-        return {"tools": tools or None, "tool_choice": choice if tools else None}
+        kwargs: dict[str, Any] = {"tools": tools or None, "tool_choice": choice if tools else None}
+        if self.hooks is not None and isinstance(self.model, StreamingChatModel) and self.model.streams:
+            kwargs["on_delta"] = self.hooks.on_model_delta
+        return kwargs
+
+    def _model_name(self) -> str:
+        name = getattr(self.model, "model", None)
+        return name if isinstance(name, str) else type(self.model).__name__
+
+    def _tell_start(self, loop: Loop) -> None:
+        if self.hooks is not None:
+            event = ModelStarted(self.agent_name, loop.iteration + 1, self.max_iterations, self._model_name())
+            safely(self.hooks.on_model_start, event)
+
+    def _tell_end(self, loop: Loop, since: float, calls: int) -> None:
+        if self.hooks is not None:
+            duration = round((self.clock() - since) * 1000, 3)
+            safely(self.hooks.on_model_end, ModelFinished(self.agent_name, loop.iteration, duration, calls))
 
     def _drive(self, loop: Loop) -> AgentRun:
         while True:
@@ -272,11 +296,13 @@ class AgentGraph:
             if loop.iteration >= self.max_iterations:
                 return loop.finish("max_iterations")
             since = self.clock()
+            self._tell_start(loop)
             with self._chat_span() as span:
                 response = self.model.chat(loop.messages, **self._model_kwargs(loop))
                 self._record_response(span, response)
             loop.record("agent", since)
             calls = loop.took_turn(response)
+            self._tell_end(loop, since, len(calls))
             if not calls:
                 return loop.finish("final_answer")
             out = self._triage(calls)
@@ -296,6 +322,7 @@ class AgentGraph:
                 return loop.finish("max_iterations")
             since = self.clock()
             kwargs = self._model_kwargs(loop)
+            self._tell_start(loop)
             with self._chat_span() as span:
                 if achat is not None:
                     response = await achat(loop.messages, **kwargs)
@@ -304,6 +331,7 @@ class AgentGraph:
                 self._record_response(span, response)
             loop.record("agent", since)
             calls = loop.took_turn(response)
+            self._tell_end(loop, since, len(calls))
             if not calls:
                 return loop.finish("final_answer")
             out = self._triage(calls)
@@ -439,9 +467,7 @@ class AgentGraph:
         if self.tracer is None:
             yield None
             return
-        name = getattr(self.model, "model", None)
-        model = name if isinstance(name, str) else type(self.model).__name__
-        with self.tracer.chat_span(model, provider=self.provider) as span:
+        with self.tracer.chat_span(self._model_name(), provider=self.provider) as span:
             yield span
 
     def _record_response(self, span: Any, response: ChatResponse) -> None:

@@ -14,6 +14,7 @@ from orchestrator.graph._content import encode_view, model_view, shown_name, tra
 from orchestrator.graph._pool import DaemonPool, PoolExhausted
 from orchestrator.graph._threaded import run_in_pool
 from orchestrator.graph._truncate import MIN_OUTPUT_CHARS, dumps
+from orchestrator.graph._watch import CallWatch, watches
 from tools.base import BaseTool
 from tools.errors import ErrorType
 from tools.result import ToolResult
@@ -21,6 +22,7 @@ from tools.result import ToolResult
 if TYPE_CHECKING:  # asyncio is imported on first use: importing the graph stays light
     import asyncio
 
+    from orchestrator.graph.hooks import RunHooks
     from tools.approvals import ApprovedCall
     from tools.artifacts import ResultBudget
 
@@ -140,6 +142,7 @@ class ToolsNode:
         call_timeout: float | None = None,
         max_abandoned: int | None = None,
         name: str = "tools",
+        hooks: RunHooks | None = None,
         budget: ResultBudget | None = None,
     ) -> None:
         """Configure the node.
@@ -154,6 +157,8 @@ class ToolsNode:
             max_abandoned: Most worker threads left running in timed-out calls at once
                 (each is replaced by a new worker); default ``max_parallel``.
             name: The node's name in traces and graphs.
+            hooks: Told when each call starts, reports progress (``tools.progress``) and
+                ends (`orchestrator.graph.hooks.RunHooks`); None: no hooks, no cost.
             budget: A result budget (`tools.artifacts.ResultBudget`): a successful result
                 over its call's budget is stored as an artifact and the model is shown its
                 start, size and handle (``read_artifact``/``search_artifact`` read the
@@ -178,6 +183,7 @@ class ToolsNode:
         self._call_timeout = call_timeout
         self._budget = budget
         self.name = name
+        self.hooks = hooks
         self._pool: DaemonPool | None = None
         self._pool_lock = threading.Lock()
 
@@ -207,23 +213,25 @@ class ToolsNode:
         calls = list(calls)
         if not calls:
             return {"messages": [], "tool_results": []}
+        watched = watches(self.hooks, calls)
         if len(calls) == 1 and self._call_timeout is None:
-            return self._update(calls, [self._run_inline(calls[0])])
+            return self._update(calls, [self._run_inline(calls[0], watched.get(0))], watched)
         outcomes: list[tuple[ToolResult, float]] = []
         for group in self._groups(calls):
             tool = self._registry.get_tool(group[0].name) if group[0].name else None
             if len(group) == 1 and tool is not None and not getattr(tool, "run_in_thread", True):
-                outcomes.append(self._run_inline(group[0]))  # thread-affine: caller's thread
+                # thread-affine: on the caller's thread
+                outcomes.append(self._run_inline(group[0], watched.get(group[0].index)))
                 continue
             outcomes += run_in_pool(
                 self._worker_pool(),
-                [self._job(call) for call in group],
+                [self._job(call, watched.get(call.index)) for call in group],
                 timeout=self._call_timeout,
                 on_timeout=functools.partial(self._timed_out_in, group),
                 on_error=functools.partial(self._escaped_in, group),
                 labels=[call.name for call in group],
             )
-        return self._update(calls, outcomes)
+        return self._update(calls, outcomes, watched)
 
     async def ainvoke(self, state: Any) -> dict[str, Any]:
         """Async entry: run the pending calls on the running loop and return the update.
@@ -244,7 +252,7 @@ class ToolsNode:
     def _answer_calls(self, calls: Sequence[PendingCall], results: Sequence[ToolResult]) -> dict[str, Any]:
         """The update answering ``calls`` with ``results`` that were decided without running
         them (a call a person denied); content is encoded and cut like any answer."""
-        return self._update(calls, [(result, 0.0) for result in results])
+        return self._update(calls, [(result, 0.0) for result in results], watches(self.hooks, calls))
 
     def close(self) -> None:
         """Release the worker threads (busy ones finish their current call first)."""
@@ -266,9 +274,10 @@ class ToolsNode:
 
         outcomes: list[tuple[ToolResult, float] | None] = [None] * len(calls)
         semaphore = asyncio.Semaphore(self._max_parallel)
+        watched = watches(self.hooks, calls)
         try:
             for group in self._groups(calls):
-                await asyncio.gather(*(self._run_one(c, semaphore, outcomes) for c in group))
+                await asyncio.gather(*(self._run_one(c, semaphore, outcomes, watched.get(c.index)) for c in group))
         except asyncio.CancelledError:
             task = asyncio.current_task()
             uncancel = getattr(task, "uncancel", None)
@@ -280,7 +289,7 @@ class ToolsNode:
             outcome if outcome is not None else (_failure(call.name, "cancelled", message, retryable=True), 0.0)
             for call, outcome in zip(calls, outcomes, strict=True)
         ]
-        return self._update(calls, done)
+        return self._update(calls, done, watched)
 
     def _groups(self, calls: list[PendingCall]) -> list[list[PendingCall]]:
         """Consecutive parallel calls form one group; a sequential call is a group alone."""
@@ -309,15 +318,16 @@ class ToolsNode:
         call: PendingCall,
         semaphore: asyncio.Semaphore,
         outcomes: list[tuple[ToolResult, float] | None],
+        watch: CallWatch | None = None,
     ) -> None:
         import asyncio
 
         started = time.perf_counter()
         try:
             if self._call_timeout is None:
-                result = await self._execute_limited(call, semaphore)
+                result = await self._execute_limited(call, semaphore, watch)
             else:  # the deadline covers waiting for the semaphore and a worker too
-                result = await asyncio.wait_for(self._execute_limited(call, semaphore), self._call_timeout)
+                result = await asyncio.wait_for(self._execute_limited(call, semaphore, watch), self._call_timeout)
         except asyncio.TimeoutError:
             result = self._timed_out(call)
         except PoolExhausted as exc:
@@ -326,20 +336,28 @@ class ToolsNode:
             result = self._escaped(call, exc)
         outcomes[call.index] = (result, (time.perf_counter() - started) * 1000)
 
-    async def _execute_limited(self, call: PendingCall, semaphore: asyncio.Semaphore) -> ToolResult:
+    async def _execute_limited(
+        self, call: PendingCall, semaphore: asyncio.Semaphore, watch: CallWatch | None = None
+    ) -> ToolResult:
         async with semaphore:
-            return await self._execute(call)
+            return await self._execute(call, watch)
 
-    def _job(self, call: PendingCall) -> Callable[[], ToolResult]:
-        return functools.partial(self._call_sync, call)
+    def _job(self, call: PendingCall, watch: CallWatch | None = None) -> Callable[[], ToolResult]:
+        return functools.partial(self._call_sync, call, watch)
 
-    def _call_sync(self, call: PendingCall) -> ToolResult:
+    def _call_sync(self, call: PendingCall, watch: CallWatch | None = None) -> ToolResult:
+        if watch is not None:
+            with watch.running():
+                return watch.ended(self._call_sync(call))
         if call.approved is None:
             return self._registry.call_tool_raw(call.name, call.arguments, call_id=call.id)
         runner = cast("_ApprovingRunner", self._registry)
         return runner.call_tool_raw(call.name, call.arguments, call_id=call.id, approved=call.approved)
 
-    async def _call_async(self, call: PendingCall) -> ToolResult:
+    async def _call_async(self, call: PendingCall, watch: CallWatch | None = None) -> ToolResult:
+        if watch is not None:
+            with watch.running():
+                return watch.ended(await self._call_async(call))
         if call.approved is None:
             return await self._registry.acall_tool_raw(call.name, call.arguments, call_id=call.id)
         runner = cast("_ApprovingRunner", self._registry)
@@ -376,24 +394,24 @@ class ToolsNode:
             retryable=True,
         )
 
-    async def _execute(self, call: PendingCall) -> ToolResult:
+    async def _execute(self, call: PendingCall, watch: CallWatch | None = None) -> ToolResult:
         import asyncio
 
         tool = self._registry.get_tool(call.name) if call.name else None
         if tool is not None and _runs_on_loop(tool):
-            return await self._call_async(call)
+            return await self._call_async(call, watch)
         pool = self._worker_pool()
-        future = pool.submit(functools.partial(self._call_sync, call), label=call.name)
+        future = pool.submit(functools.partial(self._call_sync, call, watch), label=call.name)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:  # timed out or the run was cancelled
             pool.abandon(future)
             raise
 
-    def _run_inline(self, call: PendingCall) -> tuple[ToolResult, float]:
+    def _run_inline(self, call: PendingCall, watch: CallWatch | None = None) -> tuple[ToolResult, float]:
         started = time.perf_counter()
         try:
-            result = self._call_sync(call)
+            result = self._call_sync(call, watch)
         except Exception as exc:
             result = self._escaped(call, exc)
         return result, (time.perf_counter() - started) * 1000
@@ -421,10 +439,17 @@ class ToolsNode:
 
     # ------------------------------------------------------------------ answers
 
-    def _update(self, calls: Sequence[PendingCall], outcomes: Sequence[tuple[ToolResult, float]]) -> dict[str, Any]:
+    def _update(
+        self,
+        calls: Sequence[PendingCall],
+        outcomes: Sequence[tuple[ToolResult, float]],
+        watched: Mapping[int, CallWatch] | None = None,
+    ) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
         records: list[ToolCallRecord] = []
         for call, (outcome, duration_ms) in zip(calls, outcomes, strict=True):
+            if watched and (watch := watched.get(call.index)) is not None:
+                watch.ended(outcome)  # timeouts, cancellations, refusals: answered here
             content, truncated, result = self._content(call, outcome)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             metadata = dict(result.metadata)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.llm import ChatResponse, Message, ToolChoice
+from orchestrator.llm import ChatResponse, Message, ToolChoice, forced_tool
 from orchestrator.offline._answers import clip, result_sentence
 from orchestrator.offline._intents import Intent, read_message
 from orchestrator.offline._planning import offered_schemas, plan
@@ -98,7 +98,7 @@ class OfflineModel:
         question = _text(last.get("content")) if last.get("role") == "user" else ""
         reading = read_message(question)
         schemas = offered_schemas(tools) if tool_choice != "none" else {}
-        forced = _forced_tool(tool_choice)
+        forced = forced_tool(tool_choice)
         if forced is not None:  # only that tool may be called
             schemas = {name: schema for name, schema in schemas.items() if name == forced}
         calls, unserved = plan(reading.intents, schemas)
@@ -154,10 +154,7 @@ class OfflineModel:
         unserved: Sequence[Intent],
         schemas: Mapping[str, Any],
     ) -> str:
-        abilities = [text for names, text in _EXAMPLES if any(n in schemas for n in names)]
-        can = (
-            "I can help with " + "; ".join(abilities) + "." if abilities else "No tools are available to me right now."
-        )
+        can = _what_i_can(schemas)
         if any(i.kind == "greeting" for i in intents) and not unserved:
             return "Hello! I'm the offline assistant. " + can
         if unserved:
@@ -171,12 +168,22 @@ class OfflineModel:
         )
 
 
-def _forced_tool(tool_choice: ToolChoice | None) -> str | None:
-    if not isinstance(tool_choice, Mapping):
-        return None
-    function = tool_choice.get("function")
-    name = function.get("name") if isinstance(function, Mapping) else None
-    return name if isinstance(name, str) else None
+_KNOWN = frozenset(name for names, _ in _EXAMPLES for name in names)
+_LISTED = 20
+
+
+def _what_i_can(schemas: Mapping[str, Any]) -> str:
+    """What the offered tools let it do, naming the tools it has no phrasing for."""
+    abilities = [text for names, text in _EXAMPLES if any(n in schemas for n in names)]
+    others = [name for name in schemas if name not in _KNOWN]
+    parts = ["I can help with " + "; ".join(abilities) + "."] if abilities else []
+    if others:
+        shown = ", ".join(others[:_LISTED]) + (f" and {len(others) - _LISTED} more" if len(others) > _LISTED else "")
+        parts.append(
+            f"{'Other tools' if abilities else 'The tools'} offered to me: {shown}. I call those only when a "
+            "real model decides to (--base-url and --model), or try each once with --model test."
+        )
+    return " ".join(parts) if parts else "No tools are offered to me."
 
 
 def _parse_result(content: Any) -> Mapping[str, Any]:

@@ -19,6 +19,7 @@ import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from tools.approvals import ApprovalPolicy, Approver
     from tools.metrics import ToolStats
@@ -114,8 +115,7 @@ class CliContext:
         except TooldeckError:  # the command that reads the file reports it
             return
         if notice is not None:
-            sys.stderr.write(f"tooldeck: warning: {notice}\n")
-            sys.stderr.flush()
+            say(f"tooldeck: warning: {notice}", err=True)
 
     def execution(
         self, *, artifacts: bool = False, policy: ApprovalPolicy | None = None, approver: Approver | None = None
@@ -194,54 +194,79 @@ def state(ctx: typer.Context) -> CliContext:
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr); plain text when not a terminal."""
-    from rich.console import Console
+    """A rich console on stdout (or stderr); plain text when not a terminal.
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    It is a `tools._terminal.SafeConsole`: markup only where a ``print`` passes
+    ``markup=True`` (interpolate untrusted text with ``markup_safe``), and control characters
+    of everything printed are shown as escapes.
+    """
+    from tools._terminal import SafeConsole
+
+    return SafeConsole(stderr=stderr, soft_wrap=False)
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print ``text`` as plain lines (never wrapped, so scripts can read them), made
+    terminal-safe, on stdout (or stderr)."""
+    from tools._terminal import print_safe
+
+    print_safe(text, sys.stderr if err else sys.stdout)
 
 
 #: Above this many rows a terminal gets plain aligned columns (rich tables cost ~1 ms a row).
 RICH_TABLE_ROWS = 200
 
 
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
+def print_table(headers: list[str], rows: list[list[str | Text]]) -> None:
     """Rows for people: a rich table on a terminal, tab-separated lines when piped (like ``gh``).
 
-    Cells may hold rich markup (``[green]ready[/]``); it is stripped from plain output.
+    A ``str`` cell is plain text, shown as is (never read as markup); a styled cell is a
+    ``rich.text.Text`` (build it from untrusted text with ``tools._terminal.safe_text``).
+    Control characters are shown as escapes either way.
     """
-    if not sys.stdout.isatty():  # piped: no rich import, no markup, one line per row
-        lines = ("\t".join(_plain(cell) for cell in row) for row in rows)
-        sys.stdout.write("".join(line + "\n" for line in lines))
+    from tools._terminal import terminal_safe
+
+    plain = [[terminal_safe(_plain(cell), newlines=False).replace("\t", " ") for cell in row] for row in rows]
+    if not sys.stdout.isatty():  # piped: no rich table, no styles, one line per row
+        sys.stdout.write("".join("\t".join(row) + "\n" for row in plain))
         sys.stdout.flush()
         return
     out = console()
     if len(rows) > RICH_TABLE_ROWS:
-        widths = [min(40, max(len(h), *(len(r[i]) for r in rows))) for i, h in enumerate(headers)]
-        out.print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), style="bold", markup=False)
-        for row in rows:
-            out.print("  ".join(c[:w].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), markup=False)
+        widths = [min(40, max(len(h), *(len(r[i]) for r in plain))) for i, h in enumerate(headers)]
+        out.print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), style="bold")
+        for row in plain:
+            out.print("  ".join(c[:w].ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         return
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     for header in headers:
         table.add_column(header, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
+    for row_cells, row_text in zip(rows, plain, strict=True):
+        table.add_row(*(c if isinstance(c, str) else _styled(c, t) for c, t in zip(row_cells, row_text, strict=True)))
     out.print(table)
 
 
-def _plain(cell: str) -> str:
-    if "[" not in cell:
+def _plain(cell: str | Text) -> str:
+    return cell if isinstance(cell, str) else cell.plain
+
+
+def _styled(cell: Text, safe: str) -> Text:
+    """A styled cell with its text made safe (the style kept)."""
+    if safe == cell.plain:
         return cell
     from rich.text import Text
 
-    return Text.from_markup(cell).plain
+    return Text(safe, style=cell.style)
 
 
 def print_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on stdout (for ``--json``)."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Print ``value`` as indented JSON on stdout (for ``--json``; characters that could drive
+    a terminal are JSON escapes, so the values are unchanged)."""
+    from tools._terminal import dumps_for_terminal
+
+    sys.stdout.write(dumps_for_terminal(value) + "\n")
     sys.stdout.flush()
 
 

@@ -1,15 +1,13 @@
 """Find the registry a command works on: ``module:attribute`` or the adopted tools and builtins.
 
-Like uvicorn's ``--app-dir``, the module is imported from the application directory
-(default: the current one). The attribute may be a ``LocalToolRegistry`` or a function
-returning one.
+``module:attribute`` resolves as in `tools.registry_spec` (also what ``python -m
+orchestrator --registry`` uses): like uvicorn's ``--app-dir``, the module is imported from
+the application directory (default: the current one).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,33 +20,19 @@ logger = logging.getLogger(__name__)
 
 
 def load_registry(spec: str, app_dir: Path | None = None) -> LocalToolRegistry:
-    """Import ``module:attribute`` (from ``app_dir``) and return the registry it names.
+    """Import ``module:attribute`` (from ``app_dir``) and return the registry it names
+    (`tools.registry_spec.load_registry`: a registry, a factory, a tool or a list of tools).
 
     Raises:
         CliError: the spec is malformed, the import fails, or it names something else.
     """
-    from tools.registry import LocalToolRegistry
+    from tools.registry_spec import RegistrySpecError
+    from tools.registry_spec import load_registry as resolve
 
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        fail(f"registry {spec!r}: expected 'module:attribute', e.g. 'myapp.tools:build_registry'")
-    directory = str((app_dir or Path.cwd()).resolve())
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        fail(
-            f"registry {spec!r}: cannot import {module_name!r} ({exc}); run from the project root or pass --app-dir DIR"
-        )
-    target = getattr(module, attr, None)
-    if target is None:
-        fail(f"registry {spec!r}: module {module_name!r} has no attribute {attr!r}")
-    if callable(target) and not isinstance(target, LocalToolRegistry):
-        target = target()
-    if not isinstance(target, LocalToolRegistry):
-        fail(f"registry {spec!r}: {attr} is (or returned) {type(target).__name__}, not a LocalToolRegistry")
-    return target
+        return resolve(spec, app_dir)
+    except RegistrySpecError as exc:
+        fail(str(exc))
 
 
 def default_registry(cli: CliContext) -> LocalToolRegistry:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tools.cli.stats_cmds",
     "tools.cli.approve_cmds",
     "tools.cli.trust_cmds",
+    "tools.cli.runs_cmds",
 )
 
 HELP = """\
@@ -41,6 +41,7 @@ Declare, discover, adopt, check and run tools; export and serve their schemas.
   tooldeck adopt time:get_current_time
   tooldeck run get_current_time --arg timezone=Europe/Lisbon
   tooldeck list --json | jq '.[].id'
+  tooldeck runs list --status paused
 
 A project's .tooldeck/registry.json is used only after [b]tooldeck trust[/b] (any change asks again).
 
@@ -72,14 +73,16 @@ def build_app() -> typer.Typer:
             typer.Option("--catalog", help="Catalog database (default: .tooldeck/catalog.sqlite3)."),
         ] = None,
         verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Log more (-v, -vv).")] = 0,
+        quiet: Annotated[int, typer.Option("--quiet", "-q", count=True, help="Log only errors (-q) or nothing.")] = 0,
     ) -> None:
         obj = ctx.obj
         if isinstance(obj, CliContext):
             if project_dir is not None:
                 obj.project_dir = project_dir.resolve()
             obj.catalog_path = catalog
-        level = [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
-        logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+        from tools._terminal import cli_logging, level_for
+
+        cli_logging(level_for(verbose, quiet), sys.stderr)
 
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
@@ -144,7 +147,9 @@ def _handle(exc: Exception, *, debug: bool) -> int:
 
 
 def _error(message: str) -> None:
-    first = " ".join(message.split())
+    from tools._terminal import terminal_safe
+
+    first = terminal_safe(" ".join(message.split()))
     with contextlib.suppress(OSError):
         sys.stderr.write(f"tooldeck: error: {first}\n")
         sys.stderr.flush()

@@ -10,9 +10,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
-from rich.markup import escape
 
-from tools.cli._context import CliContext, console, fail, print_json, print_table, state
+from tools._terminal import markup_safe, safe_text
+from tools.cli._context import CliContext, console, fail, print_json, print_table, say, state
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -132,17 +132,18 @@ class TerminalApprover:
     @staticmethod
     def _show(out: Console, request: ApprovalRequest) -> None:
         from rich.panel import Panel
+        from rich.text import Text
 
         arguments = json.dumps(request.arguments, indent=2, ensure_ascii=False, default=str)
         body = (
-            f"[b]tool[/]       {escape(request.tool)}\n"
-            f"[b]risk[/]       {request.risk}\n"
-            f"[b]why[/]        {escape(request.reason)}\n"
-            f"[b]arguments[/]\n{escape(arguments)}"
+            f"[b]tool[/]       {markup_safe(request.tool)}\n"
+            f"[b]risk[/]       {markup_safe(str(request.risk))}\n"
+            f"[b]why[/]        {markup_safe(request.reason)}\n"
+            f"[b]arguments[/]\n{markup_safe(arguments)}"
         )
         if request.preview is not None:  # what an install or a promotion would put in place
-            body += f"\n[b]what it changes[/]\n{escape(request.preview.rstrip())}"
-        out.print(Panel(body, title="approval needed", expand=False))
+            body += f"\n[b]what it changes[/]\n{markup_safe(request.preview.rstrip())}"
+        out.print(Panel(Text.from_markup(body), title="approval needed", expand=False))
 
     @staticmethod
     def _edit(out: Console, stdin: TextIO, prompt: type[Prompt]) -> Approve | Deny:
@@ -153,7 +154,7 @@ class TerminalApprover:
             try:
                 value = json.loads(text)
             except ValueError as exc:
-                out.print(f"not JSON ({escape(str(exc))}); try again", markup=True)
+                out.print(f"not JSON ({markup_safe(str(exc))}); try again", markup=True)
                 continue
             if isinstance(value, dict):
                 return Approve(arguments=value)
@@ -177,12 +178,6 @@ def _line_prompt() -> type[Prompt]:
             return line.rstrip("\r\n")
 
     return LinePrompt
-
-
-def _say(line: str) -> None:
-    """One plain line on stdout (never wrapped, so scripts can read it)."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -253,7 +248,7 @@ def approve(  # noqa: PLR0917 - typer maps parameters to options
         print_json(record)
         return
     about = f", risk {risk}" if risk else ""
-    _say(
+    say(
         f"approved {tool_id} (version {approval.version_hash[:12]}{about}): it runs without asking until its "
         f"configuration or schema changes; undo with: tooldeck revoke {tool_id}"
     )
@@ -312,7 +307,7 @@ def revoke(
     if as_json:
         print_json({"revoked": tool_id, "version_hash": removed.version_hash})
     else:
-        _say(f"revoked the approval of {tool_id}")
+        say(f"revoked the approval of {tool_id}")
 
 
 # ---------------------------------------------------------------------- configure
@@ -367,11 +362,11 @@ def freedom(
         )
         return
     if stored is None:
-        _say(f"freedom level unset in {store.location}; the default applies: {in_force.value} ({in_force.meaning})")
+        say(f"freedom level unset in {store.location}; the default applies: {in_force.value} ({in_force.meaning})")
     else:
-        _say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.location}")
+        say(f"freedom level: {stored.value} ({stored.meaning}); stored in {store.location}")
     if override:
-        _say(f"note: {FREEDOM_VARIABLE}={override[:40]} overrides it in this environment")
+        say(f"note: {FREEDOM_VARIABLE}={override[:40]} overrides it in this environment")
 
 
 @configure_app.command("show")
@@ -406,7 +401,8 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
     origin = {
         "given": FREEDOM_VARIABLE,
         "file": "the approvals file",
-        "default": "the default (no level stored; python -m orchestrator, serve-mcp and tooldeck run all apply it)",
+        "default": "the default: no level is stored, and tooldeck, python -m orchestrator and serve-mcp all apply "
+        "medium then",
     }[source]
     if as_json:
         print_json(
@@ -421,20 +417,20 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
             }
         )
         return
-    _say(f"freedom level: {level.value} ({level.meaning}), from {origin}")
-    _say(f"approvals file: {store.location}")
+    say(f"freedom level: {level.value} ({level.meaning}), from {origin}")
+    say(f"approvals file: {store.location}")
     if not rows:
-        _say("no tools approved yet (approve one with: tooldeck approve ID)")
+        say("no tools approved yet (approve one with: tooldeck approve ID)")
         return
     print_table(
         ["tool", "version", "approved", "risk", "status"],
         [
             [
-                escape(row["tool"]),
+                row["tool"],
                 row["version_hash"][:12],
                 row["approved_at"][:19].replace("T", " "),
                 row["risk"] or "",
-                "[yellow]changed: approve again[/]" if row["status"] == "changed" else row["status"],
+                safe_text("changed: approve again", "yellow") if row["status"] == "changed" else row["status"],
             ]
             for row in rows
         ],

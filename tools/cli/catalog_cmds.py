@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tools._terminal import markup_safe
 from tools.cli._context import EXIT_USAGE, console, fail, print_json, print_table, state
 
 if TYPE_CHECKING:
@@ -119,7 +120,9 @@ def sync(  # noqa: PLR0917 - typer maps parameters to options
         for row in rows:
             if row["error"]:
                 out.print(
-                    f"[red]{row['source']}[/]: failed, kept {row['entries']} entries: {row['error']}", markup=True
+                    f"[red]{markup_safe(str(row['source']))}[/]: failed, kept {row['entries']} entries: "
+                    f"{markup_safe(str(row['error']))}",
+                    markup=True,
                 )
             else:
                 out.print(f"{row['source']}: {row['entries']} tools (+{row['added']} -{row['removed']})")
@@ -194,4 +197,4 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     out = console()
     for source in found:
         target = source.get("path") or source.get("url") or " ".join(source.get("command") or [])
-        out.print(f"{source['name']}\t{source['kind']}\t{target}", markup=False)
+        out.print(f"{source['name']}\t{source['kind']}\t{target}")

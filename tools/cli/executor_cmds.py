@@ -66,6 +66,8 @@ def status(
         return
     from rich.table import Table
 
+    from tools._terminal import safe_text
+
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("name", "status", "calls", "success", "avg ms", "note"):
         table.add_column(column)
@@ -75,7 +77,7 @@ def status(
         rate = m.get("success_rate")
         table.add_row(
             row["name"],
-            f"[{colors.get(row['status'], 'red')}]{row['status']}[/]",
+            safe_text(row["status"], colors.get(row["status"], "red")),
             str(m.get("calls", 0)),
             "-" if rate is None else f"{rate:.0%}",
             "-" if m.get("avg_duration_ms") is None else f"{m['avg_duration_ms']:.1f}",

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
+from tools._terminal import markup_safe, safe_text
 from tools.cli._context import EXIT_USAGE, console, fail, print_json, print_table, state
 from tools.cli._manual_view import RiskChoice
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from tools.store import CapabilityMatch, RegistryService, ToolConfig
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
@@ -123,9 +125,9 @@ def _print_table(rows: list[dict[str, Any]], status: bool) -> None:
         console().print("No adopted tools. Find some with: tooldeck catalog search TEXT")
         return
     headers = ["id", "adapter", "capabilities", "from", "description"] + (["status"] if status else [])
-    cells = []
+    cells: list[list[str | Text]] = []
     for row in rows:
-        line = [
+        line: list[str | Text] = [
             row["id"],
             row["adapter_type"],
             ",".join(row["capabilities"]),
@@ -134,7 +136,7 @@ def _print_table(rows: list[dict[str, Any]], status: bool) -> None:
         ]
         if status:
             line.append(
-                "[green]ready[/]" if row["ready"] else "[red]" + escape("; ".join(row["missing"])[:160]) + "[/]"
+                safe_text("ready", "green") if row["ready"] else safe_text("; ".join(row["missing"])[:160], "red")
             )
         cells.append(line)
     print_table(headers, cells)
@@ -149,7 +151,8 @@ def _print_suggestions(match: CapabilityMatch) -> None:
         return
     out.print(f"No adopted tool has capability {match.capability!r}. Catalog tools that could be adopted:")
     for entry in match.suggested:
-        out.print(f"  {adopt_command(entry)}    [dim]{entry.description[:60]}[/]")
+        command, about = markup_safe(adopt_command(entry)), markup_safe(entry.description[:60])
+        out.print(f"  {command}    [dim]{about}[/]", markup=True)
 
 
 def describe(
@@ -195,8 +198,8 @@ def describe(
     title = f"{config.id} ({config.adapter_type}, {doc['scope']} registry)"
     out.print(Panel(Syntax(json.dumps(doc["config"], indent=2), "json", word_wrap=True), title=title))
     for line in manual_lines(manual):
-        out.print(escape(line))
-    out.print(f"capabilities {escape(', '.join(manual.capabilities) or '-')}")
+        out.print(line)  # plain text: the console reads no markup, so brackets stay as written
+    out.print(f"capabilities {', '.join(manual.capabilities) or '-'}")
     state_line = "changed since adoption: adopt it again to approve" if doc["needs_reapproval"] else "approved"
     out.print(f"version {doc['version_hash'][:16]} ({state_line})")
 
@@ -228,10 +231,10 @@ def check(
     else:
         out = console()
         if result.ready:
-            out.print(f"[green]ready[/]: {tool_id}")
+            out.print(f"[green]ready[/]: {markup_safe(tool_id)}", markup=True)
         else:
-            out.print(f"[red]not ready[/]: {tool_id}")
-            for item in result.missing:
+            out.print(f"[red]not ready[/]: {markup_safe(tool_id)}", markup=True)
+            for item in result.missing:  # plain text: a fix such as pip install -e '.[mcp]' stays whole
                 out.print(f"  - {item}")
         for note in result.notes:
             out.print(f"  note: {note}")
@@ -292,14 +295,18 @@ def adopt(  # noqa: PLR0917 - typer maps parameters to options
         print_json(summary(config, service, "project") | {"risk_model": manual_record(manual)})
         return
     out = console()
-    out.print(f"adopted [bold]{config.id}[/] ({config.adapter_type}) into {escape(str(service.store.project_path))}")
+    out.print(
+        f"adopted [bold]{markup_safe(config.id)}[/] ({config.adapter_type}) into "
+        f"{markup_safe(str(service.store.project_path))}",
+        markup=True,
+    )
     for line in manual_lines(manual):
-        out.print("  " + escape(line))
+        out.print("  " + line)
     if declared is None:
         again = shlex.join([catalog_id]) if catalog_id is not None else f"--from-file {shlex.quote(str(from_file))}"
         out.print(
-            "  declare what you know of it: "
-            + escape(f"tooldeck adopt {again} --id {config.id} --replace [--risk R] [--category C] [--read-only]")
+            f"  declare what you know of it: tooldeck adopt {again} --id {config.id} --replace "
+            "[--risk R] [--category C] [--read-only]"
         )
     out.print(f"  try: tooldeck check {config.id}   then: tooldeck run {config.id} --params '{{...}}'")
 

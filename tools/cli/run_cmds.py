@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from tools.cli._context import EXIT_TOOL_ERROR, EXIT_USAGE, console, fail, parse_json_object, print_json, state
+from tools.cli._context import EXIT_TOOL_ERROR, EXIT_USAGE, fail, parse_json_object, print_json, say, state
 from tools.cli.approve_cmds import ApproveMode, cli_approver, cli_policy
 
 
@@ -85,6 +84,8 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         from tools.cli._registry_spec import load_registry
 
         target = load_registry(registry, app_dir)
+        if action != "default" and "action" not in arguments:  # a multi-action tool's action
+            arguments["action"] = action
         result = call_with_approval(target, tool_id, arguments, policy=policy, approver=approver)
     else:
         execution = cli.execution(artifacts=artifact, policy=policy, approver=approver)
@@ -96,13 +97,11 @@ def run(  # noqa: PLR0917 - typer maps parameters to options
         print_json(result.to_dict())
     elif result.error is None:
         data = result.data
-        text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False, default=str)
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        say(data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        console(stderr=True).print(
-            f"tooldeck: tool {tool_id} returned {result.error.type}: {result.error.message}", markup=False
-        )
+        from tools.cli._human import for_people
+
+        say(f"tooldeck: {tool_id} failed ({result.error.type}): {for_people(tool_id, result.error)}", err=True)
     if result.error is not None:
         raise typer.Exit(EXIT_TOOL_ERROR)
 

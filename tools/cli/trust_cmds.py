@@ -9,12 +9,11 @@ asks again. ``trust`` prints what each tool runs, so what is trusted is on scree
 from __future__ import annotations
 
 import shlex
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli._context import fail, print_json, state
+from tools.cli._context import fail, print_json, say, state
 
 if TYPE_CHECKING:
     from tools.store import ToolConfig
@@ -69,7 +68,7 @@ def trust(
     lines = [f"trusted {trusted.path} (sha256 {str(trusted.sha256)[:12]}): its {len(tools)} tool(s) are used now:"]
     lines += [f"  {tool['id']} ({tool['adapter_type']}): {tool['runs']}" for tool in tools]
     lines.append("any change to the file asks again; withdraw it with: tooldeck trust --revoke")
-    _say("\n".join(lines))
+    say("\n".join(lines))
 
 
 def untrust(ctx: typer.Context, as_json: JsonOption = False) -> None:
@@ -94,9 +93,9 @@ def _revoke(ctx: typer.Context, as_json: bool) -> None:
         print_json({"file": str(store.project_path), "revoked": removed is not None})
         return
     if removed is None:
-        _say(f"{store.project_path} was not trusted; nothing changed")
+        say(f"{store.project_path} was not trusted; nothing changed")
     else:
-        _say(f"no longer trusted: {store.project_path}; its tools are not used until you run: tooldeck trust")
+        say(f"no longer trusted: {store.project_path}; its tools are not used until you run: tooldeck trust")
 
 
 def _described(config: ToolConfig) -> dict[str, Any]:
@@ -113,8 +112,3 @@ def _described(config: ToolConfig) -> dict[str, Any]:
     else:  # pragma: no cover - a config has exactly one adapter
         runs = "?"
     return {"id": config.id, "adapter_type": config.adapter_type, "runs": runs}
-
-
-def _say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()

@@ -30,6 +30,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from tools._netcause import connection_cause, public_url
 from tools.errors import (
     InvalidArgumentsError,
     PermissionDeniedError,
@@ -175,7 +176,8 @@ class HTTPAdapter:
             if not secret:
                 raise ToolError(
                     f"Tool '{config.name}' is not configured (its credential is missing); "
-                    "tell the user it cannot be used right now."
+                    "tell the user it cannot be used right now.",
+                    details={"reason": "missing_credential", "env_var": config.auth.env_var},
                 )
             headers[config.auth.header] = config.auth.header_value(secret)
         redactor = Redactor([secret])
@@ -270,7 +272,10 @@ class _Call:
             raise ToolTimeoutError(f"Tool '{tool}': the API did not answer in time.") from None
         except requests.RequestException as exc:
             logger.info("tool %s: %s failed: %s", self.config.id, self.label, type(exc).__name__)
-            raise UpstreamError(f"Tool '{tool}': could not reach the API ({type(exc).__name__}).") from None
+            raise UpstreamError(
+                f"Tool '{tool}': could not reach the API ({type(exc).__name__}).",
+                details={"reason": "unreachable", "url": public_url(url), "cause": connection_cause(exc)},
+            ) from None
         return status, ctype, raw, cut, self.attempts
 
     def _once(

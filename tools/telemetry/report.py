@@ -146,14 +146,17 @@ def success_rate_style(rate: float | None) -> str:
 def render_stats_table(rows: Sequence[StatsRow], *, title: str | None = "Tool metrics") -> Table:
     """A ``rich`` table of ``rows`` (print it with ``rich.console.Console().print``).
 
-    Cell text is never read as rich markup, so a tool name or an error message cannot
-    restyle the table.
+    Cell text is never read as rich markup, and its control characters are shown as
+    escapes, so a tool name or an error message can neither restyle the table nor drive
+    the terminal.
 
     Raises:
         ImportError: ``rich`` is not installed (extra ``cli``).
     """
     from rich.table import Table
     from rich.text import Text
+
+    from tools._terminal import safe_text
 
     table = Table(title=title)
     table.add_column("Tool", no_wrap=True)
@@ -163,7 +166,7 @@ def render_stats_table(rows: Sequence[StatsRow], *, title: str | None = "Tool me
     table.add_column("Last success")
     table.add_column("Last error", overflow="fold")
     for row in rows:
-        name = Text(row.tool, style="bold red" if row.degraded else "")
+        name = safe_text(row.tool, "bold red" if row.degraded else "")
         if row.success_rate is None:
             table.add_row(name, "0", Text(NO_CALLS, style="dim"), "", "", "")
             continue
@@ -172,7 +175,7 @@ def render_stats_table(rows: Sequence[StatsRow], *, title: str | None = "Tool me
         error = ""
         if row.last_error_type is not None:
             error = f"{row.last_error_type}: {row.last_error}" if row.last_error else row.last_error_type
-        table.add_row(name, str(row.calls), rate, avg, _when(row.last_success), Text(error))
+        table.add_row(name, str(row.calls), rate, avg, _when(row.last_success), safe_text(error))
     return table
 
 

@@ -46,9 +46,9 @@ def test_harmless_names_that_delete_files_ask_and_are_not_offered_to_read_only_a
     for tool_id in ("wipe", "notes"):  # the default level is medium: a moderate or dangerous tool asks
         ran = tooldeck("run", tool_id, "--arg", f"path={victim}")
         assert ran.code == 1, (tool_id, ran.out, ran.err)
-        assert f"tool {tool_id} returned permission_denied: The call of '{tool_id}' was not approved" in " ".join(
-            ran.err.split()
-        )
+        said = " ".join(ran.err.split())  # the people's wording of the refusal (issue 21 item 8)
+        assert f"tooldeck: {tool_id} failed (permission_denied): the call was not approved" in said
+        assert f"tooldeck approve {tool_id}" in said and said.endswith("nothing ran")
         assert victim.read_text() == "keep me"
 
     for agent in ("reviewer", "explore", "plan", "researcher", "main"):

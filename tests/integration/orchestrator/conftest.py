@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -178,37 +178,3 @@ def context_url() -> Iterator[str]:
         aggregator.close()
         replay.shutdown()
         replay.server_close()
-
-
-# ---------------------------------------------------------------------------- approvals
-
-
-#: The tools the README quickstart ("What is 12*(3+4)? Remember that my dentist is Dr. Lee.") calls.
-QUICKSTART_TOOLS = ("math_solver", "store_knowledge")
-
-
-def declare_quickstart_tools(env: Mapping[str, str], tmp_path: Path) -> list[str]:
-    """Make the quickstart's tools run freely at the default level, the way the README promises.
-
-    The builtins whose effects stay inside tooldeck's own data (``store_knowledge``) declare
-    ``safe`` in their manuals (issue 19, item 5; another branch of this round). Until that
-    declaration is in, this stores a person's approval (for the tool's current version, in
-    the approvals file of ``env``) of each quickstart tool that is not declared safe yet; once
-    it is in, it approves nothing. The gate itself is never weakened. Returns the tools it
-    approved.
-    """
-    from orchestrator import OrchestratorService, Settings
-    from tools.approvals import ApprovalsStore
-
-    store = ApprovalsStore.from_env(env)
-    settings = Settings.from_env({}, data_dir=str(tmp_path / "declare-probe"), context_url="http://127.0.0.1:9")
-    approved: list[str] = []
-    with OrchestratorService(settings) as service:
-        for name in QUICKSTART_TOOLS:
-            manual = service.registry.get_manual(name)
-            version_hash = service.registry.tool_version_hash(name)
-            assert manual is not None and version_hash is not None
-            if manual.risk != "safe":
-                store.approve(name, version_hash, risk=manual.risk)
-                approved.append(name)
-    return approved

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.orchestrator.conftest import ScriptedServer, declare_quickstart_tools
+from tests.integration.orchestrator.conftest import ScriptedServer
 from tools.approvals import arguments_hash
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
@@ -67,7 +67,6 @@ def recall(env: dict[str, str]) -> str:
 
 
 def test_at_the_default_level_the_quickstart_answers_without_a_prompt(env: dict[str, str], tmp_path: Path) -> None:
-    declare_quickstart_tools(env, tmp_path)
     result = cli(env, QUESTION)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("12 * (3 + 4) = 84.\nNoted: your dentist is Dr. Lee.\n")
@@ -82,11 +81,16 @@ def test_the_default_level_is_medium_and_a_run_without_a_terminal_pauses(env: di
     held = "risk moderate: action 'search' of 'web' is moderate: moderate calls need a person's approval"
     assert lines[2].strip().startswith(f"{held} at freedom level medium")
     assert lines[3].strip().startswith("arguments hash ")
-    saved = Path(lines[4].removeprefix("State saved to ").removesuffix(". Continue with:"))
+    told = "Continue with (and this run's own --agent, --registry and --data-dir flags):"
+    saved = Path(lines[4].removeprefix("State saved to ").removesuffix(f". {told}"))
     assert saved.parent == tmp_path / "data" / "paused"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert "signature" in json.loads(saved.read_text())
-    assert lines[5].strip().startswith(f"python -m orchestrator --resume {saved} --approve-call ")
+    run_id = saved.stem  # the state is saved under the run's id, which --resume takes
+    assert lines[0].endswith(f"(run {run_id}).")
+    assert lines[5].strip().startswith(f"python -m orchestrator --resume {run_id} --approve-call ")
+    assert lines[6].strip().startswith(f"python -m orchestrator --resume {run_id} --deny-call ")
+    assert lines[7].strip() == f"(--resume {saved} works as well as the run id)"
     assert "math_solver" in result.stdout and "-> success" in result.stdout  # the safe call ran
     assert "web" not in result.stdout.split("trace:")[1]  # the held one did not
 

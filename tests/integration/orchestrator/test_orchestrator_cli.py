@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
-from tests.integration.orchestrator.conftest import declare_quickstart_tools
 
 QUESTION = "What is 12*(3+4)? Remember that my dentist is Dr. Lee."
 SECRET = "sk-cli-SECRET-42"
@@ -62,7 +61,6 @@ def completion(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_example_question_offline_prints_answer_and_trace(env: dict[str, str], tmp_path: Path) -> None:
-    declare_quickstart_tools(env, tmp_path)  # at the default level, with no terminal
     result = run_cli(env, QUESTION)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -101,7 +99,7 @@ def test_help_has_examples_and_exit_codes(env: dict[str, str]) -> None:
     result = run_cli(env, "--help")
     assert result.returncode == 0
     assert "examples:" in result.stdout
-    assert "exit codes: 0 answered" in result.stdout
+    assert "exit codes:\n  0    the model gave a final answer" in result.stdout
     assert "--api-key-env NAME" in result.stdout
 
 

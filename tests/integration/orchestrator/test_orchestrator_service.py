@@ -76,28 +76,30 @@ def test_unusable_data_dir_is_a_config_error_naming_the_fix(tmp_path: Path) -> N
         OrchestratorService(Settings.from_env({}, data_dir=str(blocker / "data")))
 
 
-def test_an_agent_type_gets_only_its_tools(settings: Settings) -> None:
+def test_an_agent_type_gets_only_its_tools(settings: Settings, tmp_path: Path) -> None:
     reviewer = settings.model_copy(update={"agent": "reviewer"})
-    with OrchestratorService(reviewer) as service:
-        assert service.tools.names() == []  # reviewers read code: none of the builtins is theirs
+    with OrchestratorService(reviewer, workspace=tmp_path) as service:
+        assert service.tools.names() == ["read", "glob", "grep", "skill"]  # the workspace, read-only; no builtin
         offered = service.graph.tool_definitions()
-        assert offered == []
+        assert [t["function"]["name"] for t in offered] == ["read", "glob", "grep", "skill"]
         run = service.ask("What is 12*(3+4)?")
         assert run.tool_results == []
         denied = service.tools.call_tool("math_solver", expression="1+1")
         assert denied.error is not None and denied.error.type == "permission_denied"
         assert "reviewer" in denied.error.message
     researcher = settings.model_copy(update={"agent": "researcher"})
-    with OrchestratorService(researcher) as service:
-        assert service.tools.names() == ["web", "web_search", "load_web_page"]  # old names: callable...
-        assert [t["function"]["name"] for t in service.graph.tool_definitions()] == ["web"]  # ...not offered
+    with OrchestratorService(researcher, workspace=tmp_path) as service:
+        assert service.tools.names() == ["web", "web_search", "load_web_page", "read", "glob", "grep", "skill"]
+        names = [t["function"]["name"] for t in service.graph.tool_definitions()]
+        assert names == ["web", "read", "glob", "grep", "skill"]  # old names: callable, not offered
 
 
 def test_routing_overrides_come_from_a_file_and_bad_files_are_config_errors(settings: Settings, tmp_path: Path) -> None:
     config = tmp_path / "routing.toml"
     config.write_text('[profiles.reviewer]\nadd_categories = ["compute"]\n')
-    with OrchestratorService(settings.model_copy(update={"agent": "reviewer", "routing_config": config})) as service:
-        assert service.tools.names() == ["math_solver"]
+    reviewer = settings.model_copy(update={"agent": "reviewer", "routing_config": config})
+    with OrchestratorService(reviewer, workspace=tmp_path) as service:
+        assert service.tools.names() == ["math_solver", "read", "glob", "grep", "skill"]
         assert service.ask("What is 12*(3+4)?").answer.startswith("12 * (3 + 4) = 84")
     config.write_text('[profiles.reviewer]\nadd_categories = ["telepathy"]\n')
     with pytest.raises(

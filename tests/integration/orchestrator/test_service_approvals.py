@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from orchestrator import OrchestratorService, ServiceConfigError, Settings
-from tests.integration.orchestrator.conftest import declare_quickstart_tools
 from tools import LocalToolRegistry
 from tools.approvals import ApprovalsStore, Approve
 
@@ -46,11 +45,11 @@ def test_without_an_approvals_file_the_default_is_medium_too(tmp_path: Path) -> 
 
 def test_the_quickstart_answers_at_the_default_level(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
-    declare_quickstart_tools(env, tmp_path)
     with OrchestratorService(_settings(tmp_path), approvals=ApprovalsStore.from_env(env)) as service:
         run = service.ask(QUESTION)
     assert run.status == "completed"
     assert run.answer == "12 * (3 + 4) = 84.\nNoted: your dentist is Dr. Lee."
+    assert ApprovalsStore.from_env(env).approvals() == {}  # nothing approved: the builtins are declared safe
 
 
 def test_the_settings_level_pauses_and_resume_finishes(tmp_path: Path, store: ApprovalsStore) -> None:

@@ -31,15 +31,17 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_the_offline_model_cannot_implement_so_the_run_is_rejected_honestly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", [[], ["--model", "test"], ["--model", "smollm2"]])
+def test_without_a_real_model_the_pipeline_refuses_to_start(tmp_path: Path, model: list[str]) -> None:
+    """Issue 21 item 4: it ran three empty cycles with the offline model and exited "rejected"."""
     workspace = _workspace(tmp_path)
     env = {"TOOLDECK_DATA_DIR": str(tmp_path / "data")}
-    code, out, _ = run(["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1", "--json"], env)
-    assert code == 6  # rejected: never an approval by default
-    pipeline_run = json.loads(out)
-    assert pipeline_run["status"] == "rejected"
-    assert pipeline_run["verdicts"][0]["decision"] == "REJECT"
-    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing changed
+    code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace), "--max-cycles", "1", *model], env)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: configuration: --pipeline needs a real model")
+    assert "pass --base-url URL and --model NAME" in err
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing ran
+    assert not (tmp_path / "data" / "runs").exists()
 
 
 def test_subagent_budget_is_a_setting_with_its_range_named(tmp_path: Path) -> None:
@@ -80,25 +82,35 @@ def _edit_call() -> dict[str, Any]:
     }
 
 
+def _env(tmp_path: Path, server: ScriptedServer) -> dict[str, str]:
+    """A private data and configuration directory; the scripted server as the model."""
+    return {
+        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "HOME": str(tmp_path / "home"),
+        "TOOLDECK_BASE_URL": server.base_url,
+    }
+
+
+def _fix_add_approved(server: ScriptedServer) -> None:
+    """The coder edits calc.py (a held call at medium), then every step answers; the reviewer approves."""
+    _say(server, _edit_call(), {"content": "Fixed add()."}, {"content": "The tests cover it."})
+    _say(server, {"content": "VERDICT: APPROVE"})
+
+
 def test_without_a_terminal_a_held_call_pauses_the_pipeline_and_resume_finishes_it(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     workspace = _workspace(tmp_path / "ws")
-    env = {
-        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "HOME": str(tmp_path / "home"),
-        "TOOLDECK_BASE_URL": model_server.base_url,
-    }
-    _say(model_server, _edit_call(), {"content": "Fixed add()."}, {"content": "The tests cover it."})
-    _say(model_server, {"content": "VERDICT: APPROVE"})
+    env = _env(tmp_path, model_server)
+    _fix_add_approved(model_server)
     code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace)], env)  # default level: medium
     assert code == 5, err
     assert "Waiting for approval: the coder step (cycle 1) holds 1 tool call(s)" in out
     assert "e1: edit " in out and "risk moderate" in out
     saved = tmp_path / "data" / "paused"
     (state_file,) = saved.iterdir()
-    assert f"--resume {state_file} --approve-call e1@" in out
+    assert f"--resume {state_file.stem} --approve-call e1@" in out  # the run id; the file works too:
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # nothing ran
     assert len(model_server.requests) == 1  # and no other step was asked
 
@@ -114,14 +126,42 @@ def test_without_a_terminal_a_held_call_pauses_the_pipeline_and_resume_finishes_
     assert code == 2 and "cannot be read" in err
 
 
+def test_a_paused_pipeline_is_recorded_and_resumed_by_its_run_id(tmp_path: Path, model_server: ScriptedServer) -> None:
+    """The pipeline's pause (approvals) and its run record (agentux) meet: the run is listed as
+    paused with the held call, the printed run id resumes it, and the same record moves on."""
+    from tools.runs import FileRunStore
+
+    workspace = _workspace(tmp_path / "ws")
+    env = _env(tmp_path, model_server)
+    _fix_add_approved(model_server)
+    code, out, err = run(["--pipeline", "fix add", "--workspace", str(workspace)], env)
+    assert code == 5, err
+    store = FileRunStore(tmp_path / "data" / "runs")
+    (paused,) = store.list(status="paused")
+    assert (paused.kind, paused.question, paused.workspace) == ("pipeline", "fix add", str(workspace.resolve()))
+    assert [(a.call_id, a.tool, a.decision) for a in paused.approvals] == [("e1", "edit", "pending")]
+    state_file = tmp_path / "data" / "paused" / f"{paused.id}.json"
+    assert paused.state_file == str(state_file) and state_file.exists()
+    assert f"run {paused.id} recorded: tooldeck runs show {paused.id}" in out
+    assert f"python -m orchestrator --resume {paused.id} --approve-call e1@" in out
+    assert f"(--resume {state_file} works as well as the run id)" in out
+
+    code, out, err = run(["--resume", paused.id[:12], "--approve-call", "e1"], env)  # the id's first characters
+    assert code == 0, err + out
+    (record,) = store.list()
+    assert (record.id, record.status, record.started_at) == (paused.id, "approved", paused.started_at)
+    assert [(a.call_id, a.decision, a.decided_by) for a in record.approvals] == [("e1", "approved", "resume")]
+    assert [(s.cycle, s.agent) for s in record.steps] == [(1, "coder"), (1, "test-writer"), (1, "reviewer")]
+    assert record.state_file is None and not state_file.exists()
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+    code, _, err = run(["--resume", paused.id, "--approve-call", "e1"], env)  # nothing is paused under it now
+    assert code == 2 and f"--resume {paused.id}: no paused run with that id has a saved state" in err
+
+
 def test_an_edited_pipeline_state_runs_nothing(tmp_path: Path, model_server: ScriptedServer) -> None:
     workspace = _workspace(tmp_path / "ws")
-    env = {
-        "TOOLDECK_DATA_DIR": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "HOME": str(tmp_path / "home"),
-        "TOOLDECK_BASE_URL": model_server.base_url,
-    }
+    env = _env(tmp_path, model_server)
     _say(model_server, _edit_call())
     code, out, _ = run(["--pipeline", "fix add", "--workspace", str(workspace), "--json"], env)
     assert code == 5

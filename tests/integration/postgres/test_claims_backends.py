@@ -16,7 +16,7 @@ from orchestrator.graph import AgentGraph, FileClaimStore, ResumeError
 from orchestrator.graph.claims import claims_beside
 from orchestrator.graph.postgres_claims import PostgresClaimStore
 from tests.unit.orchestrator.approvals_kit import Ledger, ScriptedModel, answer, call, registry, roundtrip, turn
-from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, PostgresApprovalsStore
+from tools.approvals import ApprovalPolicy, ApprovalsStore, Approve, PostgresApprovalsStore, StateSigner
 
 from .backends import BACKENDS, database_url_for
 
@@ -123,8 +123,10 @@ def test_a_graph_without_a_claim_store_claims_beside_its_approvals(
     ledger = Ledger()
     model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
 
+    signer = StateSigner.ephemeral()  # the replicas share one state key
+
     def graph() -> AgentGraph:
-        return AgentGraph(model, registry(ledger, ApprovalPolicy("high", approvals)))
+        return AgentGraph(model, registry(ledger, ApprovalPolicy("high", approvals)), state_signer=signer)
 
     state = graph().run("go").state
     assert state is not None

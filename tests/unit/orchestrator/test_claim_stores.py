@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator.graph import AgentGraph, ClaimStoreError, FileClaimStore, MemoryClaimStore, ResumeError
 from orchestrator.graph.claims import CLAIMS_FILE
-from tools.approvals import Approve
+from tools.approvals import Approve, StateSigner
 
 from .approvals_kit import Ledger, ScriptedModel, answer, call, graph, registry, roundtrip, turn
 
@@ -104,10 +104,11 @@ def test_two_graphs_resuming_one_saved_state_run_the_approved_call_once_by_defau
     now lives beside the approvals."""
     ledger = Ledger()
     model = ScriptedModel(turn(call("c0", "wipe", path="a")), answer())
-    state = graph(model, ledger, "high", tmp_path).run("go").state
+    signer = StateSigner.ephemeral()  # one user's key, as two processes of one user share it
+    state = graph(model, ledger, "high", tmp_path, state_signer=signer).run("go").state
     assert state is not None
-    graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
+    graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
     with pytest.raises(ResumeError, match="resumed before"):
-        graph(model, ledger, "high", tmp_path).resume(roundtrip(state), {"c0": Approve()})
+        graph(model, ledger, "high", tmp_path, state_signer=signer).resume(roundtrip(state), {"c0": Approve()})
     assert ledger.names() == ["wipe"]
     assert FileClaimStore(tmp_path / CLAIMS_FILE).claimed(state["run_id"]) == ["1/c0"]

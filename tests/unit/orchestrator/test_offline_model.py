@@ -280,7 +280,35 @@ def test_only_offered_tools_are_called(registry: LocalToolRegistry) -> None:
     assert nothing.tool_calls == []
     assert nothing.content is not None
     assert "needs a knowledge store, which is not available" in nothing.content
-    assert "No tools are available" in nothing.content
+    assert "No tools are offered to me." in nothing.content
+
+
+def test_tools_it_cannot_phrase_for_are_named_instead_of_saying_there_are_none() -> None:
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def shout(text: str) -> str:
+        """Shout a text.
+
+        Args:
+            text: What to shout.
+        """
+        return text.upper()
+
+    @registry.tool
+    def count_words(text: str) -> int:
+        """Count words.
+
+        Args:
+            text: The text.
+        """
+        return len(text.split())
+
+    run = AgentGraph(OfflineModel(), registry).run("Try my tools please")
+    assert run.tool_results == []
+    assert "The tools offered to me: shout, count_words." in run.answer
+    assert "--model test" in run.answer
+    assert "No tools" not in run.answer
 
 
 def test_mixed_message_answers_what_it_can_and_flags_the_rest(registry: LocalToolRegistry) -> None:

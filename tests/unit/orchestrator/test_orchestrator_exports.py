@@ -26,12 +26,14 @@ EXPECTED = {
     "PausedRun",
     "PostgresClaimStore",
     "ResumeError",
+    "RunHooks",
     "RunStatus",
     "ServiceConfigError",
     "Settings",
     "SettingsError",
     "StepRecord",
     "StopReason",
+    "StreamingChatModel",
     "ToolCallRecord",
     "ToolChoice",
     "ToolRegistry",
@@ -68,15 +70,20 @@ GRAPH = {
     "ClaimStoreError",
     "FileClaimStore",
     "MemoryClaimStore",
+    "ModelFinished",
+    "ModelStarted",
     "PausedRun",
     "PostgresClaimStore",
     "ResumeError",
+    "RunHooks",
     "RunStatus",
     "StepRecord",
     "StopReason",
     "ToolCallRecord",
+    "ToolFinished",
     "ToolRegistry",
     "ToolRunner",
+    "ToolStarted",
     "ToolsNode",
     "claims_beside",
     "run_agent",
@@ -89,3 +96,22 @@ def test_graph_public_names() -> None:
     for name in GRAPH:
         assert getattr(orchestrator.graph, name) is not None
     assert orchestrator.graph.AgentRun is orchestrator.AgentRun
+
+
+def test_import_orchestrator_stays_cheap_and_every_public_name_resolves_on_first_use() -> None:
+    """``import orchestrator`` imports no HTTP client, event loop or settings library (PEP 562
+    lazy names); every public name, the merged ones included, then resolves from its module."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, orchestrator; "
+        "heavy = [m for m in ('requests', 'asyncio', 'pydantic_settings') if m in sys.modules]; "
+        "assert heavy == [], heavy; "
+        "from orchestrator.graph.hooks import RunHooks; from orchestrator.llm import StreamingChatModel; "
+        "assert orchestrator.RunHooks is RunHooks and orchestrator.StreamingChatModel is StreamingChatModel; "
+        "assert all(getattr(orchestrator, name) is not None for name in orchestrator.__all__); "
+        "assert sorted(dir(orchestrator)) == sorted(orchestrator.__all__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr

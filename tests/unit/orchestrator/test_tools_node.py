@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 from pytest_mock import MockerFixture
 
-from orchestrator.graph import ToolsNode
+from orchestrator.graph import RunHooks, ToolFinished, ToolsNode
 from tools import BaseTool, LocalToolRegistry, ToolError
 
 
@@ -184,14 +184,23 @@ def test_cancelled_run_answers_unfinished_calls_as_cancelled(registry: LocalTool
         await asyncio.sleep(3600)
         return "never"
 
+    class QuickCallDone(RunHooks):
+        def __init__(self) -> None:
+            self.done = threading.Event()
+
+        def on_tool_end(self, event: ToolFinished) -> None:
+            if event.call_id == "a":
+                self.done.set()
+
     registry.register(forever)
-    node = ToolsNode(registry)
+    hooks = QuickCallDone()
+    node = ToolsNode(registry, hooks=hooks)
     state = state_with(call("f", "forever", "{}"), call("a", "add", '{"a": 1, "b": 1}'))
 
     async def main() -> dict[str, Any]:
         task = asyncio.create_task(node.ainvoke(state))
         await started.wait()
-        await asyncio.sleep(0.01)  # let the quick call finish
+        assert await asyncio.to_thread(hooks.done.wait, 60)  # the quick call has finished (no sleep as a guess)
         task.cancel()
         return await task
 

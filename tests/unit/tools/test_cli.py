@@ -290,6 +290,7 @@ def test_one_module_per_command_group() -> None:
         "tools.cli.stats_cmds",
         "tools.cli.approve_cmds",
         "tools.cli.trust_cmds",
+        "tools.cli.runs_cmds",
     )
     import importlib
 

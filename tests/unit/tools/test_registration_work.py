@@ -183,3 +183,21 @@ def test_docstring_pairs_of_sections_parse_as_the_automatic_mode_does() -> None:
     for first, second in itertools.permutations(parts, 2):
         text = f"Summary.\n\n{first}\n\n{second}"
         assert _shape(parse_docstring(text)) == _shape(parse(text)), text
+
+
+def test_a_tool_whose_model_is_not_built_yet_copies_and_pickles() -> None:
+    """A copy sent to another process (Ray pickles tools) leaves the build lock behind and
+    builds its own model on first use."""
+    import copy
+    import pickle
+
+    tool = FunctionTool(_add)
+    assert "_td_pending_model" in tool.__dict__  # nothing built at registration
+    for twin in (copy.deepcopy(tool), pickle.loads(pickle.dumps(tool))):
+        assert twin(a=2, b=3)["data"] == 5
+    assert tool(a=1, b=1)["data"] == 2
+
+
+def _add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b

@@ -128,6 +128,7 @@ class MCPAdapter:
                 raise ToolError(
                     f"The MCP server {config.id!r} needs a credential that is not configured.",
                     retryable=False,
+                    details={"reason": "missing_credential", "env_var": config.auth.env_var},
                 )
             headers[config.auth.header] = config.auth.header_value(secret)
         stdio = mcp.transport == "stdio"

@@ -21,6 +21,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from tools.external.mcp._approvals import DEFAULT_ELICITATION_TIMEOUT, McpApprovals
+from tools.external.mcp._progress import relayed_progress
 from tools.result import ToolResult
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ def build_mcp_server(
     result as is, anything else as JSON) plus ``structuredContent`` when the tool declares
     an output schema. Unknown tools, missing or malformed arguments (not an object) come
     back as ``isError`` results from the registry's own validation, so a client sees the
-    same messages a model would. Nothing a client sends makes the handler raise.
+    same messages a model would. Nothing a client sends makes the handler raise. A client
+    that sends a progress token gets the tool's ``report_progress`` reports as
+    ``notifications/progress`` (see ``tools.progress``).
 
     With a policy (``policy``, else the registry's own), a call that needs a person's
     approval is asked about with an elicitation when the client declared it (an accepted
@@ -89,6 +92,12 @@ def build_mcp_server(
     approvals = _approvals(registry, policy, elicitation_timeout)
 
     async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        async with relayed_progress(ctx, params.name):  # the tool's report_progress, when the client asked
+            return await _screened_call(ctx, params)
+
+    async def _screened_call(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         if approvals is not None and isinstance(params.arguments, Mapping | None):

@@ -95,7 +95,10 @@ def adopt_weather(env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_p
 def test_configure_freedom_and_show(capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
     code, out, _ = run(capsys, env, "configure", "show")
     assert code == 0
-    assert out.startswith("freedom level: medium (only safe tools run freely), from the default (no level stored; ")
+    assert out.startswith(  # the same default every entry point applies (python -m orchestrator too)
+        "freedom level: medium (only safe tools run freely), from the default: no level is stored, and tooldeck, "
+        "python -m orchestrator and serve-mcp all apply medium then\n"
+    )
     code, out, _ = run(capsys, env, "configure", "freedom", "HIGH")
     assert code == 0
     assert out.startswith("freedom level: high (only dangerous tools need approval); stored in ")
@@ -262,7 +265,11 @@ def test_run_applies_the_freedom_dial(capsys: pytest.CaptureFixture[str], env: d
     code, out, err = run(capsys, env, "run", "moderate_tool", *spec, "--arg", "path=b", "--approve", "deny")
     assert code == 1
     assert out == ""
-    assert "returned permission_denied: The tool 'moderate_tool' needs a person's approval" in " ".join(err.split())
+    said = " ".join(err.split())  # said for the person at the terminal, not for a model
+    assert said.startswith(
+        "tooldeck: moderate_tool failed (permission_denied): moderate_tool needs your approval before it runs (risk "
+        "moderate, freedom level medium); approve it with: tooldeck approve moderate_tool --version-hash "
+    )
     code, out, _ = run(capsys, env, "run", "moderate_tool", *spec, "--arg", "path=b", "--json")
     envelope = json.loads(out)
     assert code == 1
@@ -288,7 +295,7 @@ def test_run_an_adopted_tool_needs_approval_too(
     adopt_weather(env, capsys, tmp_path)
     code, _, err = run(capsys, env, "run", "weather", "--arg", "city=Lisbon", "--approve", "deny")
     assert code == 1
-    assert "needs a person's approval" in " ".join(err.split())
+    assert "weather needs your approval before it runs" in " ".join(err.split())
     code, _, err = run(capsys, env, "run", "weather", "--arg", "city=Lisbon", "--approve", "maybe")
     assert code == 2
     assert "'maybe' is not one of 'ask', 'deny'" in one_line_error(err)

@@ -264,3 +264,17 @@ def test_manuals_and_explain_on_the_view(coding_registry: LocalToolRegistry) -> 
     assert [d.tool for d in decisions if d.included] == view.names()
     assert view.explain_text().splitlines()[-1] == "explore gets 5 of 14 tools."
     assert repr(view) == "ToolView('explore', 5 tools)"
+
+
+def test_views_without_a_router_share_the_registrys_router_and_its_index() -> None:
+    registry = LocalToolRegistry()
+
+    @registry.tool
+    def look(path: str) -> str:
+        """Look at a file."""
+        return path
+
+    coder, reviewer = registry.for_agent("coder"), registry.for_agent("reviewer")
+    assert coder.router is reviewer.router is registry.for_agent("coder").router
+    own = ToolRouter()
+    assert registry.for_agent("coder", own).router is own

@@ -1,0 +1,193 @@
+"""Run records (``tools.runs``): the model, the file store's contract and bounds, redaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from tools.runs import (
+    FileRunStore,
+    RecordedApproval,
+    RecordedStep,
+    RecordedToolCall,
+    RunRecord,
+    RunStore,
+    RunStoreError,
+    bounded_arguments,
+    bounded_text,
+    data_dir_from_env,
+    redacted,
+)
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def record(
+    run_id: str = "run_" + "a" * 32, *, status: str = "answered", at: datetime = T0, **fields: object
+) -> RunRecord:
+    values: dict[str, object] = {
+        "id": run_id,
+        "status": status,
+        "question": "What is 2+3?",
+        "model": "TestModel",
+        "started_at": at,
+        "updated_at": at,
+        "turns": 2,
+        "tool_calls": [RecordedToolCall(call_id="c1", name="add", arguments={"a": 2, "b": 3}, status="success")],
+        "answer": "5",
+    }
+    values.update(fields)
+    return RunRecord.model_validate(values)
+
+
+def test_the_file_store_is_a_run_store_and_round_trips_records(tmp_path: Path) -> None:
+    store = FileRunStore(tmp_path / "runs")
+    assert isinstance(store, RunStore)
+    assert store.get("run_nothing") is None
+    assert store.list() == []
+    saved = record(
+        approvals=[RecordedApproval(call_id="c2", tool="wipe", risk="dangerous", decision="pending")],
+        steps=[RecordedStep(cycle=1, agent="reviewer", verdict="REJECT", findings=["BLOCKER a.py:1 bug"])],
+    )
+    store.save(saved)
+    assert store.get(saved.id) == saved
+    path = tmp_path / "runs" / f"{saved.id}.json"
+    assert json.loads(path.read_text())["status"] == "answered"
+    assert path.stat().st_mode & 0o777 == 0o600  # records can hold personal data
+
+
+def test_saving_again_replaces_the_record(tmp_path: Path) -> None:
+    store = FileRunStore(tmp_path)
+    store.save(record(status="paused"))
+    store.save(record(status="answered", updated_at=T0 + timedelta(minutes=1)))
+    (only,) = store.list()
+    assert only.status == "answered"
+
+
+def test_list_is_newest_first_filtered_and_limited(tmp_path: Path) -> None:
+    store = FileRunStore(tmp_path)
+    for n, status in enumerate(["answered", "paused", "failed", "paused", "answered"]):
+        store.save(record(f"run_{n}", status=status, at=T0 + timedelta(minutes=n)))
+    assert [r.id for r in store.list()] == ["run_4", "run_3", "run_2", "run_1", "run_0"]
+    assert [r.id for r in store.list(status="paused")] == ["run_3", "run_1"]
+    assert [r.id for r in store.list(limit=2)] == ["run_4", "run_3"]
+    assert len(store.list(limit=None)) == 5
+
+
+def test_bad_files_are_named_or_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = FileRunStore(tmp_path)
+    store.save(record("run_good"))
+    (tmp_path / "run_bad.json").write_text("{not json")
+    (tmp_path / "run_other.json").write_text(json.dumps(record("run_elsewhere").model_dump(mode="json")))
+    (tmp_path / "run_newer.json").write_text(json.dumps({"version": 99, "id": "run_newer"}))
+    with pytest.raises(RunStoreError, match=r"run_bad.json is not valid JSON"):
+        store.get("run_bad")
+    with pytest.raises(RunStoreError, match="holds run 'run_elsewhere'"):
+        store.get("run_other")
+    with pytest.raises(RunStoreError, match="format version 99, newer than"):
+        store.get("run_newer")
+    assert [r.id for r in store.list()] == ["run_good"]
+    assert "skipping run record run_bad.json" in caplog.text
+
+
+@pytest.mark.parametrize("hostile", ["../../etc/passwd", "a/b", "", "x" * 81, "run id"])
+def test_ids_that_are_not_file_names_are_refused(tmp_path: Path, hostile: str) -> None:
+    store = FileRunStore(tmp_path)
+    with pytest.raises(RunStoreError, match="is not a run id"):
+        store.get(hostile)
+    with pytest.raises(ValueError):
+        record(hostile)
+
+
+def test_pruning_by_age_and_count_keeps_paused_runs_longest(tmp_path: Path) -> None:
+    now = [T0]
+    writer = FileRunStore(tmp_path, max_runs=10, now=lambda: now[0])
+    for n in range(5):
+        writer.save(record(f"run_{n}", status="paused" if n == 0 else "answered", at=T0 + timedelta(minutes=n)))
+        os.utime(tmp_path / f"run_{n}.json", (T0.timestamp() + n, T0.timestamp() + n))
+    store = FileRunStore(tmp_path, max_runs=3, max_age=timedelta(days=30), now=lambda: now[0])
+    assert store.prune() == 2  # the two oldest finished runs; the paused one stays
+    assert sorted(r.id for r in store.list()) == ["run_0", "run_3", "run_4"]
+    now[0] = T0 + timedelta(days=31)
+    assert store.prune() == 3
+    assert store.list() == []
+
+
+def test_concurrent_writers_never_leave_a_torn_record(tmp_path: Path) -> None:
+    store = FileRunStore(tmp_path)
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for i in range(20):
+                store.save(record("run_shared", answer=f"writer {n} round {i} " + "x" * 5000))
+                assert store.get("run_shared") is not None
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert [p.name for p in tmp_path.iterdir()] == ["run_shared.json"]
+
+
+def test_an_unwritable_directory_says_how_to_fix_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(
+        RunStoreError, match=r"set TOOLDECK_DATA_DIR to a writable directory, or turn recording off \(--no-record\)"
+    ):
+        FileRunStore(blocker / "runs").save(record())
+
+
+def test_the_data_directory_follows_the_environment(tmp_path: Path) -> None:
+    assert data_dir_from_env({"TOOLDECK_DATA_DIR": str(tmp_path / "d")}) == tmp_path / "d"
+    assert data_dir_from_env({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "tooldeck"
+    assert data_dir_from_env({"HOME": str(tmp_path)}) == tmp_path / ".local" / "share" / "tooldeck"
+    assert FileRunStore.from_env({"XDG_DATA_HOME": str(tmp_path)}).directory == tmp_path / "tooldeck" / "runs"
+
+
+KEY = "sk-proj-" + "Q" * 40
+
+
+def test_redaction_masks_known_and_secret_looking_values_in_content_only() -> None:
+    dirty = record(
+        question=f"use my key {KEY} and the password hunter2-xyz",
+        answer="Authorization: Bearer abcdefghijklmnop",
+        error="api_key=supersecretvalue",
+        tool_calls=[
+            RecordedToolCall(
+                call_id="c1", name="login", arguments={"token": "hunter2-xyz", "note": f"k={KEY}"}, status="success"
+            )
+        ],
+        approvals=[
+            RecordedApproval(
+                call_id="c1", tool="login", reason="hunter2-xyz", decision="pending", arguments_hash="f" * 64
+            )
+        ],
+        state_file="/data/paused/run_" + "a" * 32 + ".json",
+    )
+    clean = redacted(dirty, secrets=["hunter2-xyz", "", "ab"])
+    text = json.dumps(clean.model_dump(mode="json"))
+    assert KEY not in text and "hunter2-xyz" not in text and "abcdefghijklmnop" not in text
+    assert "supersecretvalue" not in text
+    assert clean.tool_calls[0].arguments["token"] == "***"
+    assert clean.id == dirty.id and clean.state_file == dirty.state_file  # our own ids and paths stay
+    assert clean.approvals[0].arguments_hash == "f" * 64
+    assert "What" not in clean.question and "use my key" in clean.question
+
+
+def test_bounds() -> None:
+    assert bounded_text("x" * 30, 10) == "x" * 10 + "... (20 more characters not kept)"
+    assert bounded_text(None) is None
+    assert bounded_arguments({"a": 1}) == {"a": 1}
+    cut = bounded_arguments({"blob": "y" * 10_000}, 100)
+    assert isinstance(cut, str) and cut.endswith("more characters not kept)")
