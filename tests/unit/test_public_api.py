@@ -42,6 +42,7 @@ PUBLIC = {
         "RunRecord",
         "RunStore",
         "FileRunStore",
+        "PostgresRunStore",
         "RunStoreError",
         "RecordedToolCall",
         "RecordedApproval",

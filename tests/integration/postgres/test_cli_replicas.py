@@ -1,8 +1,9 @@
 """Two replicas of ``python -m orchestrator`` on one PostgreSQL, as real processes with their
 own data and config directories ("hosts") and one state key (``TOOLDECK_STATE_KEY_FILE``, a
 copy on each): what one remembers the other recalls, a paused run saved by one is resumed
-once whichever replica continues it (a replica with another key is refused), and the
-approvals and the level stored through ``tooldeck`` reach both."""
+once whichever replica continues it (a replica with another key is refused), the runs one
+records the other lists and shows, and the approvals and the level stored through ``tooldeck``
+reach both."""
 
 from __future__ import annotations
 
@@ -100,3 +101,25 @@ def test_the_level_and_approvals_set_with_tooldeck_reach_every_replica(
     shown = run(first, "configure", "show", "--json", module="tools.cli")
     assert (json.loads(shown.stdout)["freedom"], json.loads(shown.stdout)["source"]) == ("medium", "default")
     assert json.loads(shown.stdout)["stored_freedom"] is None
+
+
+def test_runs_recorded_by_one_replica_are_listed_and_shown_by_the_other(
+    replicas: tuple[dict[str, str], dict[str, str]],
+) -> None:
+    first, second = replicas
+    answered = run(first, "--json", "What is 2+3?")
+    assert answered.returncode == 0, answered.stderr
+    paused = run(first, "--freedom", "low", "--json", "What is 12*(3+4)?")
+    assert paused.returncode == 5, paused.stderr
+    listed = run(second, "runs", "list", "--json", module="tools.cli")
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    newest_first = [("What is 12*(3+4)?", "paused"), ("What is 2+3?", "answered")]
+    assert [(r["question"], r["status"]) for r in runs] == newest_first
+    only_paused = json.loads(run(second, "runs", "list", "--status", "paused", "--json", module="tools.cli").stdout)
+    assert [r["id"] for r in only_paused] == [runs[0]["id"]]
+    shown = run(second, "runs", "show", runs[1]["id"], "--json", module="tools.cli")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["answer"] == "2 + 3 = 5."
+    for name in ("a", "b"):  # nothing in either data directory: the records are in the database
+        assert not (Path(first["HOME"]).parent / name / "data" / "runs").exists()
