@@ -171,6 +171,7 @@ def test_open_approvals_store_picks_the_backend(request: pytest.FixtureRequest, 
     database_store = open_approvals_store(env, database_url=url)
     assert isinstance(database_store, PostgresApprovalsStore)
     assert "@" in database_store.location and "tooldeck_approvals" in database_store.location
+    database_store.close()
 
 
 def test_a_row_edited_into_nonsense_fails_closed(request: pytest.FixtureRequest) -> None:

@@ -48,8 +48,12 @@ def test_processes_on_several_hosts_resuming_one_state_run_the_call_once(
     key = secrets.token_hex(32)
     host_envs = [host_env(tmp_path, f"host{host}", key if url else None) for host in range(hosts)]
     intruders = [host_env(tmp_path, "intruder", secrets.token_hex(32))] if url else []
-    paused = build_graph(log, url, host_envs[0]).run("wipe the scratch directory")
+    pausing = build_graph(log, url, host_envs[0])
+    paused = pausing.run("wipe the scratch directory")
     assert paused.status == "awaiting_approval" and not log.exists()
+    close = getattr(pausing.registry.policy.store, "close", None)  # the database's pool, when there is one
+    if close is not None:
+        close()
     state_file.write_text(json.dumps(paused.state))
     args = [str(state_file), str(log), str(go), *([url] if url else [])]
     for env in host_envs + intruders:

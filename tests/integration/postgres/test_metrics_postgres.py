@@ -179,8 +179,10 @@ def test_an_unreachable_database_keeps_the_figures_and_hides_the_password(
     store.close()  # logs, never raises
     assert "final flush failed" in caplog.text and "1 call(s) not written" in caplog.text
     assert "s3cret" not in caplog.text
-    shown = [repr(store), store.location, repr(open_metrics_store("x", database_url=url, flush_interval=None))]
+    chosen = open_metrics_store("x", database_url=url, flush_interval=None)
+    shown = [repr(store), store.location, repr(chosen)]
     assert all("s3cret" not in text for text in shown)
+    chosen.close()
 
 
 @pytest.mark.parametrize(
