@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.postgres.workers.host_resume import build_graph
+from tools.approvals import PostgresApprovalsStore, open_approvals_store
 
 from .backends import database_url_for
 
@@ -48,12 +49,11 @@ def test_processes_on_several_hosts_resuming_one_state_run_the_call_once(
     key = secrets.token_hex(32)
     host_envs = [host_env(tmp_path, f"host{host}", key if url else None) for host in range(hosts)]
     intruders = [host_env(tmp_path, "intruder", secrets.token_hex(32))] if url else []
-    pausing = build_graph(log, url, host_envs[0])
-    paused = pausing.run("wipe the scratch directory")
+    store = open_approvals_store(host_envs[0], database_url=url)
+    paused = build_graph(log, url, host_envs[0], store).run("wipe the scratch directory")
     assert paused.status == "awaiting_approval" and not log.exists()
-    close = getattr(pausing.registry.policy.store, "close", None)  # the database's pool, when there is one
-    if close is not None:
-        close()
+    if isinstance(store, PostgresApprovalsStore):
+        store.close()
     state_file.write_text(json.dumps(paused.state))
     args = [str(state_file), str(log), str(go), *([url] if url else [])]
     for env in host_envs + intruders:

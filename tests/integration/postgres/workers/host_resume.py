@@ -20,13 +20,16 @@ from pathlib import Path
 from orchestrator.graph import AgentGraph, ResumeError
 from tests.integration.orchestrator.workers.resume_worker import TwoTurns
 from tools import LocalToolRegistry
-from tools.approvals import ApprovalPolicy, Approve, StateSigner, open_approvals_store
+from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, StateSigner, open_approvals_store
 from tools.routing import ToolCategory, ToolManual
 
 
-def build_graph(log: Path, database_url: str | None, env: dict[str, str]) -> AgentGraph:
-    """``wipe`` (dangerous; appends a line to ``log`` per run) behind a ``high`` policy."""
-    store = open_approvals_store(env, database_url=database_url)
+def build_graph(
+    log: Path, database_url: str | None, env: dict[str, str], store: ApprovalsBackend | None = None
+) -> AgentGraph:
+    """``wipe`` (dangerous; appends a line to ``log`` per run) behind a ``high`` policy over
+    ``store`` (default: the approvals this host keeps)."""
+    store = store if store is not None else open_approvals_store(env, database_url=database_url)
     registry = LocalToolRegistry(policy=ApprovalPolicy("high", store))
 
     def wipe(path: str) -> str:
