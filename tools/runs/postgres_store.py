@@ -141,10 +141,8 @@ class PostgresRunStore:
         """
         check_run_id(run_id)
         with self._table("read the run record") as conn:
-            row = conn.execute(
-                f"SELECT record, octet_length(record) FROM {TABLE} WHERE id = %s",
-                (run_id,),  # noqa: S608
-            ).fetchone()
+            query = f"SELECT record, octet_length(record) FROM {TABLE} WHERE id = %s"  # noqa: S608
+            row = conn.execute(query, (run_id,)).fetchone()
         return None if row is None else self._parse(run_id, row[0], row[1])
 
     def list(self, *, status: RunStatus | None = None, limit: int | None = 50) -> builtins.list[RunRecord]:
@@ -186,10 +184,7 @@ class PostgresRunStore:
             return self._prune(conn)
 
     def _prune(self, conn: psycopg.Connection[tuple[Any, ...]]) -> int:
-        aged = conn.execute(
-            f"DELETE FROM {TABLE} WHERE saved_at < %s",
-            (self._now() - self.max_age,),  # noqa: S608
-        ).rowcount
+        aged = conn.execute(f"DELETE FROM {TABLE} WHERE saved_at < %s", (self._now() - self.max_age,)).rowcount  # noqa: S608
         excess = conn.execute(
             f"DELETE FROM {TABLE} WHERE id IN (SELECT id FROM {TABLE} "  # noqa: S608
             "ORDER BY status = 'paused', saved_at, id LIMIT greatest((SELECT count(*) FROM "
