@@ -39,6 +39,7 @@ def drain_calls(
     """
     popleft, lookup = queue.popleft, deltas.get
     last_errors: dict[str, ErrorInfo] = {}
+    real_hours: dict[str, str] = {}  # hour keys seen in this drain, checked once each
     while queue:
         try:
             metadata, error = popleft()
@@ -57,7 +58,7 @@ def drain_calls(
             if error is not None:
                 last_errors[key] = error
         add_call(stats, metadata, error, None)
-        count_hour(series, key, metadata, error)  # type: ignore[arg-type]  # key is set above
+        count_hour(series, key, metadata, error, real_hours)  # type: ignore[arg-type]  # key is set above
     for key, error in last_errors.items():
         deltas[key].last_error = summarize_error(error.message, redact=redact)
 
@@ -67,8 +68,11 @@ def buckets_in(stats: dict[str, ToolStats]) -> int:
     return sum(1 for bucket in BUCKETS if bucket in stats)
 
 
-def count_hour(series: Series, key: str, metadata: dict[str, Any], error: ErrorInfo | None) -> None:
-    """Count one call into ``key``'s bucket for the hour it started in."""
+def count_hour(
+    series: Series, key: str, metadata: dict[str, Any], error: ErrorInfo | None, real_hours: dict[str, str]
+) -> None:
+    """Count one call into ``key``'s bucket for the hour it started in (``real_hours``: the
+    hour keys checked so far, and what each stands for)."""
     duration = metadata.get("duration_ms", 0.0)
     if type(duration) is not float:
         duration = float(duration) if type(duration) is int else 0.0
@@ -80,7 +84,10 @@ def count_hour(series: Series, key: str, metadata: dict[str, Any], error: ErrorI
     hour = call_hour(metadata.get("started_at"))
     bucket = hours.get(hour)
     if bucket is None:  # a new bucket (once per tool and hour between flushes): is it a real hour?
-        hour = _real_hour(hour)
+        real = real_hours.get(hour)
+        if real is None:
+            real = real_hours[hour] = _real_hour(hour)
+        hour = real
         bucket = hours.get(hour)
         if bucket is None:
             bucket = hours[hour] = Bucket()

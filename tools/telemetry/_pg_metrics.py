@@ -159,7 +159,12 @@ class UnusableRowError(ValueError):
 def storable(figures: Figures) -> Figures:
     """``figures`` as the tables can hold them: every text valid UTF-8 without NUL and cut to
     its column's limit; a name no tool can have (too long, NUL, lone surrogates) counted as
-    an unknown tool."""
+    an unknown tool. ``figures`` itself when it is storable already (the common case)."""
+    if all(_storable_stats(name, stats) for name, stats in figures.tools.items()) and all(
+        _key(name) == name and all(_fits(kind, _NAME_LIMIT) for b in hours.values() for kind in b.error_types)
+        for name, hours in figures.series.items()
+    ):
+        return figures
     out = Figures()
     for name, stats in figures.tools.items():
         key = _key(name)
@@ -185,6 +190,24 @@ def storable(figures: Figures) -> Figures:
             cleaned[hour] = copy
         merge_series(out.series, {_key(name): cleaned})
     return out
+
+
+def _storable_stats(name: str, stats: ToolStats) -> bool:
+    limits = (
+        (stats.last_success, _STAMP_LIMIT),
+        (stats.last_failure, _STAMP_LIMIT),
+        (stats.last_error, _ERROR_LIMIT),
+        (stats.last_error_type, _NAME_LIMIT),
+    )
+    return (
+        _key(name) == name
+        and all(_fits(kind, _NAME_LIMIT) for kind in stats.error_types)
+        and all(value is None or _fits(value, limit) for value, limit in limits)
+    )
+
+
+def _fits(value: str, limit: int) -> bool:
+    return len(value) <= limit and not _UNSTORABLE.search(value)
 
 
 def _key(name: str) -> str:
@@ -224,9 +247,10 @@ def hour_columns(series: Mapping[str, Mapping[str, Bucket]]) -> list[list[Any]]:
     """The parameters of `ADD_HOURS` (one array per column)."""
     keys = sorted((tool, hour) for tool, hours in series.items() for hour in hours)
     buckets = [series[tool][hour] for tool, hour in keys]
+    starts = {hour: hour_start(hour) for hour in {hour for _, hour in keys}}  # a few, however many tools
     return [
         [tool for tool, _ in keys],
-        [hour_start(hour) for _, hour in keys],
+        [starts[hour] for _, hour in keys],
         [b.calls for b in buckets],
         [b.failures for b in buckets],
         [b.duration_ms for b in buckets],
