@@ -40,6 +40,7 @@ from orchestrator.service import (
     result_budget,
 )
 from orchestrator.settings import Settings
+from tools._procgroup import exit_if_terminated, sigterm_as_interrupt
 from tools._terminal import cli_logging, dumps_for_terminal, level_for, print_safe
 from tools.errors import TooldeckError
 
@@ -483,9 +484,11 @@ def _adopted_tools(env: Mapping[str, str], stderr: TextIO) -> RegistryService:
 def run_main() -> None:
     """Console entry: `main` with interrupts and internal errors mapped to exit codes."""
     try:
-        code = main()
+        with sigterm_as_interrupt() as terminated:  # SIGTERM stops tool children as Ctrl-C does
+            code = main()
     except KeyboardInterrupt:
         print_safe("interrupted", sys.stderr)
+        exit_if_terminated(terminated)
         code = EXIT_INTERRUPTED
     except Exception:
         logging.getLogger(__name__).exception("internal error (a bug; please report it)")

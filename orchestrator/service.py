@@ -12,6 +12,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
@@ -29,8 +30,6 @@ from orchestrator.settings import Settings
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from orchestrator.graph._approvals import GraphApprover
     from orchestrator.graph.hooks import RunHooks
     from shared.modules import ModuleAdapters
@@ -196,6 +195,7 @@ class OrchestratorService:
             roots=mcp_roots,
         )
         self._database: Database | None = None
+        self._secret_dirs = _secret_dirs(settings.data_dir, approvals, state_signer)
         try:
             self._cluster = self._build_executor()
             self._register_tools(tools)
@@ -496,9 +496,11 @@ class OrchestratorService:
         self.registry.register(KnowledgeSearchTool(store=store))
 
     def _register_code(self) -> None:
+        """``execute_code``, its sandbox hiding the data and configuration directories."""
         from tools.builtin.code_executor import CodeExecutorTool
 
-        self.registry.register(self._own(CodeExecutorTool()), executor=self._cluster)
+        tool = CodeExecutorTool(hidden_dirs=self._secret_dirs)
+        self.registry.register(self._own(tool), executor=self._cluster)
 
     def _register_web(self) -> None:
         from tools.builtin.legacy import legacy_tools
@@ -566,9 +568,11 @@ class OrchestratorService:
             )
         except KeyFileError as exc:
             raise ServiceConfigError(f"module keys: {exc}") from None
-        sandbox = LocalSandbox(hidden_dirs=[data_dir])
+        sandbox = LocalSandbox(hidden_dirs=[data_dir, *self._secret_dirs])
         self._closers.append(sandbox.close)
-        workers = sandboxed_workers(hidden_dirs=[data_dir], egress=NoEgress("modules fetch in the context service"))
+        workers = sandboxed_workers(
+            hidden_dirs=[data_dir, *self._secret_dirs], egress=NoEgress("modules fetch in the context service")
+        )
         self._closers.append(workers.close)
         toolkit = ModuleToolkit.create(
             data_dir / "modules", keys=keys, sandbox=sandbox, workers=workers, llm_gateway=_ServiceModel(self)
@@ -662,6 +666,26 @@ def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> Appro
     except ApprovalError as exc:
         raise ServiceConfigError(str(exc)) from None
     return policy
+
+
+def _secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
+    """The directories model-written code must never see: the data directory (knowledge
+    database, module store and keys) and the directories of the approvals file and the state
+    key (the user's configuration directory). Those missing are created (mode 0700) so that
+    the sandboxes, which decide what they hide when built, hide what is put there later;
+    one that can't be created can't hold anything either."""
+    found = [data_dir]
+    for path in (getattr(approvals, "path", None), getattr(signer, "key_file", None)):
+        if isinstance(path, (str, os.PathLike)):
+            found.append(Path(path).parent)
+    kept: list[Path] = []
+    for folder in dict.fromkeys(found):
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            continue
+        kept.append(folder)
+    return tuple(kept)
 
 
 def _secret(value: SecretStr | None) -> str | None:

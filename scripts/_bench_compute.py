@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tools.builtin.code_executor import LocalSandbox, default_interpreters  # noqa: E402
-from tools.builtin.code_executor.local import Launcher  # noqa: E402
+from tools.builtin.code_executor.local import LauncherChoice  # noqa: E402
 from tools.builtin.math import MathSolverTool, SympyWorkerPool  # noqa: E402
 from tools.errors import ToolError  # noqa: E402
 
@@ -58,7 +58,7 @@ def run_sandbox(runs: int = 30) -> dict[str, Any]:
     }
     figures: dict[str, Any] = {}
     boxes = []
-    launchers: tuple[Launcher, ...] = ("bwrap", "namespaces")
+    launchers: tuple[LauncherChoice, ...] = ("bwrap", "namespaces")
     for launcher in launchers:
         box = LocalSandbox(launcher=launcher)
         boxes.append(box)

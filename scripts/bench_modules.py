@@ -33,7 +33,7 @@ import requests  # noqa: E402
 
 from shared.modules import ModuleManifest, ModuleWorkers, WorkerSpec  # noqa: E402
 from shared.modules.runtime import module_adapter_class  # noqa: E402
-from tools.builtin.code_executor.local import Launcher  # noqa: E402
+from tools.builtin.code_executor.local import LauncherChoice  # noqa: E402
 from tools.builtin.modules import sandboxed_workers  # noqa: E402
 
 SOURCE = """
@@ -120,7 +120,7 @@ def main() -> None:
     }
     starts: dict[str, float] = {}
     pools: list[ModuleWorkers] = []
-    launchers: tuple[Launcher, ...] = ("bwrap", "namespaces")
+    launchers: tuple[LauncherChoice, ...] = ("bwrap", "namespaces")
     for launcher in launchers:
         workers = sandboxed_workers(hidden_dirs=[], allow_hosts=["127.0.0.1"], launcher=launcher)
         pools.append(workers)

@@ -152,7 +152,7 @@ def run_pipeline_command(
         stdout: Where the trace or JSON goes.
         stderr: Where errors go.
         sandbox: Where bash and the checks run (default: a ``LocalSandbox`` with a 300 s,
-            1 GiB budget per run).
+            4 GiB budget per run: 256 MiB per process where no cgroup is delegated).
         policy: The freedom dial for the agents' calls (None: no approval gate).
         approver: Asks a person about a call the dial does not allow; None: the pipeline
             pauses on it (exit 5).
@@ -173,7 +173,7 @@ def run_pipeline_command(
             paused = pipeline_from_state(resume, saved.signer)
         task, workspace = _task(args, paused)
         iterations = subagent_iterations(getattr(args, "max_subagent_iterations", None), env)
-        box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=1024))
+        box = sandbox or LocalSandbox(limits=SandboxLimits(timeout_seconds=300, cpu_seconds=300, memory_mb=4096))
     except ResumeError as exc:
         print_safe(f"error: resume: {exc}", stderr)
         return EXIT_CONFIG

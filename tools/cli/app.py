@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from tools._procgroup import Termination, exit_if_terminated, sigterm_as_interrupt
 from tools.cli._context import EXIT_USAGE, CliContext, CliError
 
 #: One module per command group, each with ``register(app: typer.Typer) -> None``.
@@ -94,9 +95,11 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
     environ = os.environ if env is None else env
     context = CliContext(env=dict(environ), project_dir=Path.cwd())
     args = list(sys.argv[1:] if argv is None else argv)
+    terminated = Termination()
     try:
         command = typer.main.get_command(build_app())
-        code = command.main(args=args, prog_name="tooldeck", obj=context, standalone_mode=False)
+        with sigterm_as_interrupt(terminated):  # SIGTERM stops tool children as Ctrl-C does
+            code = command.main(args=args, prog_name="tooldeck", obj=context, standalone_mode=False)
         return int(code or 0)
     except CliError as exc:
         _error(str(exc))
@@ -111,6 +114,7 @@ def run(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = No
         return _handle(exc, debug=bool(environ.get("TOOLDECK_DEBUG")))
     finally:
         context.close()
+        exit_if_terminated(terminated)
 
 
 def _kinds(exc: BaseException) -> set[str]:

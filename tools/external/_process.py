@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from tools._procgroup import kill_group
+from tools._procgroup import interrupts_deferred, kill_group
 
 _CHUNK = 65536
 
@@ -131,7 +131,8 @@ class ProcessRunner:
             OSError: the program could not be started (missing, not executable, bad format).
             RunnerClosedError: :meth:`kill_all` was called with ``close=True``.
         """
-        with self._lock:
+        # No interrupt between starting the child and listing it for kill_all.
+        with interrupts_deferred(), self._lock:
             if self._closed:
                 raise RunnerClosedError("the process runner is shut down")
             proc = subprocess.Popen(

@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tools.result import ErrorInfo, ToolResult
+
 #: Secrets shorter than this are not redacted (they would mangle ordinary text).
 MIN_SECRET_LENGTH = 4
 #: Values only *guessed* to be secret (by their variable's name) are redacted from this length.
@@ -77,6 +79,17 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def result(self, result: ToolResult) -> ToolResult:
+        """``result`` with every secret masked in its data, error and metadata."""
+        if not self._secrets:
+            return result
+        error = result.error
+        if error is not None:
+            error = ErrorInfo(
+                error.type, self.text(error.message), error.retryable, self.data(error.details), error.trips_breaker
+            )
+        return ToolResult(result.status, self.data(result.data), error, self.data(result.metadata))
 
 
 def clip(text: str, limit: int) -> str:

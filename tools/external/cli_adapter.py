@@ -5,10 +5,11 @@ directly, never through a shell, in its own process group that is killed on time
 parsed as ``text``, ``lines`` or ``json``. A non-zero exit becomes an ``execution_error`` whose
 message carries stderr with secrets replaced by ``***``.
 
-The child's environment is minimal: the base variables of the parent (``PATH``, ``HOME``,
-``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``) and the names in ``pass_env``, then
-:attr:`CLIConfig.env`, then the :attr:`CLIConfig.secret_env` variables. Nothing else of the
-parent (``OPENAI_API_KEY`` ...) reaches a CLI tool. Outputs and errors are redacted of the
+The child's environment is minimal (:mod:`tools.external._environment`, the scheme every
+external child shares): the base variables of the parent (``PATH``, ``HOME``, ``LANG``,
+``LANGUAGE``, ``LC_*``, ``TZ``) and the names in ``pass_env``, then :attr:`CLIConfig.env`,
+then the :attr:`CLIConfig.secret_env` variables. Nothing else of the parent
+(``OPENAI_API_KEY`` ...) reaches a CLI tool. Outputs and errors are redacted of the
 declared secrets and also of every secret-looking value of the parent
 (:func:`~tools.external._redact.looks_secret`), whether or not the child got it.
 """
@@ -31,16 +32,15 @@ from tools.errors import (
     UnknownToolError,
 )
 from tools.external._argv import build_argv
+from tools.external._environment import ChildEnvironment
 from tools.external._process import ProcessRunner
-from tools.external._redact import Redactor, clip, secret_values
+from tools.external._redact import Redactor, clip
 from tools.external.config import CLIAction, CLIConfig, ToolConfig
 from tools.result import ToolResult
 
 logger = logging.getLogger(__name__)
 
 MAX_STDERR_CHARS = 2_000
-#: Variables of the parent environment every child gets (when set): search path, home, locale, time zone.
-BASE_ENV: frozenset[str] = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TZ"})
 
 
 def _error_result(exc: ToolError) -> ToolResult:
@@ -71,9 +71,9 @@ class CLIAdapter:
     Args:
         tools: Configs to register at once (see :meth:`add_tool`).
         env: The parent environment (pass ``os.environ`` at the entry point). Children get
-            only its :data:`BASE_ENV` and ``LC_*`` variables and those named in ``pass_env``,
-            plus :attr:`CLIConfig.env` and the :attr:`CLIConfig.secret_env` variables read
-            from it. Its secret-looking values are redacted from every output.
+            only its base variables (``PATH``, ``HOME``, locale, ``TZ``) and those named
+            in ``pass_env``, plus :attr:`CLIConfig.env` and the :attr:`CLIConfig.secret_env`
+            variables read from it. Its secret-looking values are redacted from every output.
         pass_env: More variable names of ``env`` to hand to every child (e.g. ``TMPDIR``,
             ``SSL_CERT_FILE``); a secret belongs in :attr:`CLIConfig.secret_env` instead.
         allowed_commands: When given, only these programs may run (matched against the
@@ -94,10 +94,7 @@ class CLIAdapter:
         runner: ProcessRunner | None = None,
         which: Callable[..., str | None] = shutil.which,
     ) -> None:
-        self._env = dict(env or {})
-        inherited = BASE_ENV | frozenset(pass_env)
-        self._base_env = {k: v for k, v in self._env.items() if k in inherited or k.startswith("LC_")}
-        self._parent_secrets = secret_values(self._env)
+        self._child_environment = ChildEnvironment(env, pass_env=pass_env)
         self._allowed = None if allowed_commands is None else frozenset(allowed_commands)
         self._runner = runner or ProcessRunner()
         self._which = which
@@ -149,8 +146,7 @@ class CLIAdapter:
 
     def _child_env(self, cli: CLIConfig) -> dict[str, str]:
         """Base variables, then the declared ones, then the declared secrets (when set)."""
-        secrets = {name: self._env[name] for name in cli.secret_env if name in self._env}
-        return {**self._base_env, **cli.env, **secrets}
+        return self._child_environment.build(cli.env, cli.secret_env)
 
     def build_command(self, tool_id: str, action: str | None, params: Mapping[str, Any]) -> list[str]:
         """The full argv a call would run (for inspection and tests).
@@ -195,7 +191,7 @@ class CLIAdapter:
         spec = cli.actions[name]
         tail = build_argv(spec, params)
         env = self._child_env(cli)
-        redactor = Redactor([*(self._env.get(n) for n in cli.secret_env), *self._parent_secrets])
+        redactor = self._child_environment.redactor(cli.secret_env)
         program = self._resolve(cli.command[0], env)
         if program is None:
             raise ToolError(f"The program for tool '{config.name}' is not installed; tell the user.")

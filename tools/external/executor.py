@@ -6,6 +6,13 @@ directory every ``poll_interval`` seconds for added, changed and removed binarie
 is its own process with a per-call timeout; :meth:`~ToolExecutorService.stop` kills the process
 group of every running child. The binary contract is described in
 :mod:`tools.external._binary_contract`.
+
+Binaries get the environment every external child gets (:mod:`tools.external._environment`):
+the parent's base variables (``PATH``, ``HOME``, locale, ``TZ``) and ``pass_env``, then
+``TOOLDECK_TOOL_MODE=subprocess``, then the binary's own secrets (``secret_env``, or the
+``auth`` variable of a config given to :meth:`~ToolExecutorService.add_tool`); ``--schema``
+probes get no secret. Their output, errors and metadata are masked of those secrets and of
+every secret-looking value of the parent.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -32,6 +39,7 @@ from tools.external._binary_contract import (
     derive_name,
     probe_binary,
 )
+from tools.external._environment import ChildEnvironment
 from tools.external._process import ProcessRunner, RunnerClosedError
 from tools.external._schema_cache import Key, SchemaCache
 from tools.external.binary_tool import BinaryTool
@@ -121,9 +129,13 @@ class ToolExecutorService:
     Args:
         bin_dir: Directory to scan (non-recursive). Hidden files and files without the
             executable bit are ignored.
-        env: Environment of every child (pass ``os.environ`` at the entry point to inherit it;
-            the default holds only ``PATH=os.defpath``). ``TOOLDECK_TOOL_MODE=subprocess`` is
-            always added.
+        env: The parent environment (pass ``os.environ`` at the entry point; default: only
+            ``PATH=os.defpath``). Children get its base variables (``PATH``, ``HOME``,
+            locale, ``TZ``) and ``pass_env``, ``TOOLDECK_TOOL_MODE=subprocess``, and their
+            own secrets; its secret-looking values are masked in everything they return.
+        pass_env: More variable names of ``env`` every binary gets (not secrets).
+        secret_env: Tool name -> names of the variables of ``env`` holding that binary's
+            secrets: only that binary gets them, and they are masked in its output.
         cache_path: JSON file caching ``--schema`` answers across runs (optional).
         call_timeout: Default seconds per call (5 minutes).
         schema_timeout: Seconds a binary gets to answer ``--schema``.
@@ -143,6 +155,8 @@ class ToolExecutorService:
         bin_dir: str | os.PathLike[str],
         *,
         env: Mapping[str, str] | None = None,
+        pass_env: Collection[str] = (),
+        secret_env: Mapping[str, Collection[str]] | None = None,
         cache_path: str | os.PathLike[str] | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         schema_timeout: float = 5.0,
@@ -153,8 +167,9 @@ class ToolExecutorService:
         runner: ProcessRunner | None = None,
     ) -> None:
         self._dir = os.path.abspath(os.fspath(bin_dir))
-        base = dict(env) if env is not None else {"PATH": os.defpath}
-        self._env = {**base, MODE_VARIABLE: MODE_VALUE}
+        self._child = ChildEnvironment(env if env is not None else {"PATH": os.defpath}, pass_env=pass_env)
+        self._secret_env = {name: frozenset(names) for name, names in (secret_env or {}).items()}
+        self._probe_env = self._child.build({MODE_VARIABLE: MODE_VALUE})
         self._cache = SchemaCache(os.fspath(cache_path) if cache_path is not None else None)
         self._call_timeout = call_timeout
         self._schema_timeout = schema_timeout
@@ -168,6 +183,7 @@ class ToolExecutorService:
         self._entries: dict[str, _Entry] = {}
         self._stats: dict[str, _Stats] = {}
         self._configs: dict[str, str] = {}
+        self._config_secrets: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
@@ -282,9 +298,11 @@ class ToolExecutorService:
     def add_tool(self, config: ToolConfig) -> None:
         """Know ``config``: calls with ``tool_id=config.id`` run the binary named
         ``config.id``, or else the one named ``config.name`` (binaries are found by
-        scanning, so nothing else is configured)."""
+        scanning); that binary gets the ``config.auth`` variable as its secret."""
         with self._lock:
             self._configs[config.id] = config.name
+            if config.auth is not None:
+                self._config_secrets[config.id] = config.auth.env_var
 
     def action_specs(self, config: ToolConfig) -> list[ActionSpec]:
         """The binary's one action: its ``--schema`` description and ``input_schema``.
@@ -338,20 +356,33 @@ class ToolExecutorService:
         names = {t.name for t in self.tools()}
         return config.id in names or config.name in names
 
+    def _secrets_of(self, name: str) -> frozenset[str]:
+        """The secret variables of the binary called ``name`` (``secret_env``, and the
+        ``auth`` of the configs that run it)."""
+        with self._lock:
+            configs = [(i, self._configs[i], var) for i, var in self._config_secrets.items()]
+        found = set(self._secret_env.get(name, ()))
+        for tool_id, alias, variable in configs:
+            if tool_id == name or (alias == name and self._runnable(tool_id) is None):
+                found.add(variable)
+        return frozenset(found)
+
     def _call(self, entry: _Entry, params: dict[str, Any], timeout: float | None) -> ToolResult:
         path, name, checker = entry.path, entry.name, entry.checker
+        secrets = self._secrets_of(name)
         started = time.perf_counter()
         result = call_binary(
             path,
             params,
             runner=self._runner,
-            env=self._env,
+            env=self._child.build({MODE_VARIABLE: MODE_VALUE}, secrets),
             timeout=timeout if timeout is not None else self._call_timeout,
             max_output_bytes=self._max_output,
             label=name,
         )
         if checker is not None:
             result = checker.check(result, name)
+        result = self._child.redactor(secrets).result(result)
         with self._lock:
             self._stats.setdefault(name, _Stats()).record(result, (time.perf_counter() - started) * 1000)
         if ((result.error and result.error.details) or {}).get("reason") == "missing-binary":
@@ -445,7 +476,7 @@ class ToolExecutorService:
 
     def _probe_one(self, path: str) -> Probe | None:
         try:
-            return probe_binary(path, self._runner, self._env, self._schema_timeout)
+            return probe_binary(path, self._runner, self._probe_env, self._schema_timeout)
         except FileNotFoundError:
             return None
         except RunnerClosedError:

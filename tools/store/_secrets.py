@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tools.external._redact import Redactor
-from tools.result import ErrorInfo, ToolResult
+from tools.result import ToolResult
 from tools.store.config import ToolConfig
 
 
@@ -28,14 +28,7 @@ def redactor_for(configs: Iterable[ToolConfig], env: Mapping[str, str]) -> Redac
 
 def redact_result(result: ToolResult, redactor: Redactor) -> ToolResult:
     """``result`` with every secret value masked in data, error and metadata."""
-    if not redactor:
-        return result
-    error = result.error
-    if error is not None:
-        error = ErrorInfo(
-            error.type, redactor.text(error.message), error.retryable, redactor.data(error.details), error.trips_breaker
-        )
-    return ToolResult(result.status, redactor.data(result.data), error, redactor.data(result.metadata))
+    return redactor.result(result)
 
 
 def redact_data(value: Any, redactor: Redactor) -> Any:

@@ -28,7 +28,7 @@ from tools.external.config import AuthConfig
 from tools.external.config import ToolConfig as ExternalConfig
 from tools.manual import ToolManual
 from tools.result import ToolResult
-from tools.store._secrets import redact_result, redactor_for
+from tools.store._secrets import secret_names
 from tools.store.config import ToolConfig, ToolHints
 
 if TYPE_CHECKING:
@@ -305,11 +305,14 @@ class ToolBuilder:
 
     def _binary_tool(self, config: ToolConfig, call_timeout: float | None) -> BaseTool[Any, Any]:
         from tools.external._binary_contract import call_binary
+        from tools.external._environment import ChildEnvironment
         from tools.external.binary_tool import BinaryTool
 
         binary = _required(config.binary, config)
-        env = {**self._env, **binary.env, MODE_VARIABLE: "subprocess"}
-        redactor = redactor_for([config], self._env)
+        # The scheme every external child shares: base variables, the config's, its own secret.
+        child, secrets = ChildEnvironment(self._env), secret_names([config])
+        env = child.build({**binary.env, MODE_VARIABLE: "subprocess"}, secrets)
+        redactor = child.redactor(secrets)
         limit = call_timeout or binary.timeout
         runner = self._runner_()
 
@@ -323,7 +326,7 @@ class ToolBuilder:
                 max_output_bytes=10_000_000,
                 label=config.id,
             )
-            return redact_result(result, redactor)
+            return redactor.result(result)
 
         return BinaryTool(
             name=config.id,

@@ -9,15 +9,25 @@ The battery installs a module (a signed version, as ``install`` writes it, so no
 scan stands in the way: the boundary must hold on its own), stores its API key, serves it
 through ``ModuleAdapters`` with sandboxed workers, and reports what the module could see
 and do from inside its worker, then hangs a call and kills a worker to see them restarted.
+
+``job["battery"] == "threads"`` runs the other battery: both sandbox launchers die with
+the thread that started them, so a worker asked for (or restarted) by a thread that then
+ends must not end with it. It reports, after each such thread is gone from the kernel,
+whether the worker still answers without a restart and whether its launcher is alive with
+no SIGKILL pending; and, as the control, that a process started directly from such a
+thread does die.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +120,124 @@ def _wait_dead(worker: Any) -> None:
         time.sleep(0.01)
 
 
+ECHO = """
+import os
+from shared.adapters.base import BaseAdapter
+
+
+class Adapter(BaseAdapter[dict]):
+    def fetch_raw(self, config):
+        return [{"pid": os.getpid()}]
+
+    def transform(self, raw):
+        return list(raw)
+"""
+UP = "import time\nprint('up', flush=True)\ntime.sleep(600)\n"
+_SIGKILL_BIT = 1 << (signal.SIGKILL - 1)
+
+
+def _in_ended_thread(action: Callable[[], Any]) -> Any:
+    """``action()`` run in a new thread; returns once that thread is gone from the kernel
+    (its task entry removed: any parent-death signal it causes has been sent)."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = action()
+        except BaseException as exc:
+            out["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    task = f"/proc/self/task/{thread.native_id}"
+    deadline = time.monotonic() + 30
+    while os.path.exists(task) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def _launcher_state(pid: int) -> dict[str, Any]:
+    """Whether process ``pid`` lives, is not a zombie and has no SIGKILL pending."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+    except OSError:
+        return {"alive": False}
+    pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
+    state = fields["State"].split()[0]
+    return {"alive": state not in ("Z", "X"), "sigkill_pending": bool(pending & _SIGKILL_BIT)}
+
+
+def _started(process: Any) -> Any:
+    """``process`` once its program runs (it printed ``up``): the launcher is set up, its
+    parent-death signal armed."""
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"up" not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.1)
+        if ready:
+            chunk = os.read(process.stdout, 64)
+            if not chunk:
+                break
+            seen += chunk
+    if b"up" not in seen:
+        raise RuntimeError(f"the program did not start: {process.exit_reason()}")
+    return process
+
+
+def threads(job: dict[str, Any]) -> dict[str, Any]:
+    """The thread battery (see the module docstring)."""
+    from shared.modules import NoEgress, WorkerSpec
+    from tools.builtin.code_executor import LocalSandbox
+    from tools.builtin.code_executor.persistent import start_process
+    from tools.builtin.modules import WORKER_SANDBOX_LIMITS, sandboxed_workers
+
+    out: dict[str, Any] = {}
+    box = LocalSandbox(limits=WORKER_SANDBOX_LIMITS, launcher=job["launcher"])
+    try:
+        direct = _in_ended_thread(lambda: _started(start_process(box, UP)))
+        deadline = time.monotonic() + 30
+        while direct.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        out["direct_died"] = direct.poll() is not None
+        direct.stop()
+    finally:
+        box.close()
+    workers = sandboxed_workers(hidden_dirs=[job["data_dir"]], egress=NoEgress(), launcher=job["launcher"])
+    try:
+        spec = WorkerSpec("echo", "v1", ECHO, "Adapter", "http://127.0.0.1:9/")
+        worker = _in_ended_thread(lambda: workers.start(spec))
+        first = worker.host_pid
+        out["started"] = {
+            "answer": worker.call("fetch", {"config": {}})["raw_count"],
+            "same_worker": worker.host_pid == first and worker.restarts == 0,
+            "launcher": _launcher_state(first),
+        }
+        os.killpg(first, signal.SIGKILL)
+        _wait_dead(worker)
+        answer = _in_ended_thread(lambda: worker.call("fetch", {"config": {}}))  # restarts it
+        second = worker.host_pid
+        out["restarted"] = {
+            "answer": answer["raw_count"],
+            "new_worker": second not in (None, first) and worker.restarts == 1,
+            "then": worker.call("fetch", {"config": {}})["raw_count"],
+            "same_worker": worker.host_pid == second and worker.restarts == 1,
+            "launcher": _launcher_state(second or 0),
+        }
+    finally:
+        workers.close()
+    return out
+
+
 def main() -> None:
     job = json.load(sys.stdin)
     sys.path[0:0] = job["path"]
+    if job.get("battery") == "threads":
+        json.dump(threads(job), sys.stdout)
+        return
     from shared.modules import ModuleAdapters, WorkerCallError
     from tools.builtin.modules import sandboxed_workers
 

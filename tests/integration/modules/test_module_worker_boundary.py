@@ -95,8 +95,8 @@ def tree() -> Iterator[Path]:
 
 @pytest.fixture
 def host_dir(tmp_path: Path) -> Iterator[Path]:
-    """Where the host's files live. As root: under /run, which the sandbox does not cover by
-    default, so what hides them is the worker's own hiding of the data directory."""
+    """Where the host's files live. As root: under /run, beside the host's sockets, which
+    the sandbox's allow-list of system directories leaves out of the worker's view."""
     base = Path(tempfile.mkdtemp(prefix="tooldeck-boundary-", dir="/run" if privileges.ROOT else tmp_path))
     base.chmod(0o755)
     try:
@@ -197,7 +197,7 @@ def test_an_installed_module_cannot_reach_the_host(
         "outside": outside,
         "unix_socket": listeners["unix_socket"],
         "tcp_port": listeners["tcp_port"],
-        "files": {"visible": listeners["visible"], "host_shadow": "/etc/shadow"},
+        "files": {"visible": listeners["visible"], "host_shadow": "/etc/shadow", "system": "/etc/passwd"},
     }
     seen_before = len(api_server.seen)
     report = _run(mode, job, tree)
@@ -223,12 +223,13 @@ def test_an_installed_module_cannot_reach_the_host(
     assert probe["outside"] == dict.fromkeys(outside, "RefusedByHost")
     assert other_server.seen == []
     # the host's files: the data directory (keys, credentials, a careless config file) is
-    # hidden; a world-readable file elsewhere shows the worker could read it if it saw it
+    # not in the view, nor is a world-readable file outside the system directories (the
+    # allow-list mounts); a world-readable system file shows the worker reads what it sees
     files = probe["files"]
     assert files["config"] == files["module-signing.key"] == files["module-credentials.key"] == "FileNotFoundError"
     assert files["host_shadow"] in ("PermissionError", "FileNotFoundError")
-    if privileges.ROOT:
-        assert files["visible"] == "ok: visible to every user"
+    assert files["visible"] == "FileNotFoundError"
+    assert files["system"].startswith("ok: root:")
     # no socket of any family: not the host's UNIX socket, not its TCP port
     assert probe["unix_socket"] == probe["tcp_port"] == probe["inet_socket"] == "PermissionError"
 
@@ -241,3 +242,30 @@ def test_an_installed_module_cannot_reach_the_host(
     # a killed worker is restarted on the next call
     assert report["after_kill"]["success"] is True
     assert len(set(report["pids"])) == 3 and report["restarts"] == 2
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        pytest.param("bwrap", marks=pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")),
+        "namespaces",
+    ],
+)
+@pytest.mark.parametrize("mode", privileges.mode_params())
+def test_a_worker_outlives_the_thread_that_started_it(mode: str, launcher: str, tree: Path, host_dir: Path) -> None:
+    problem = privileges.userns_problem(mode, launcher)
+    if problem is not None:
+        pytest.skip(problem)
+    data_dir = privileges.private_dir(host_dir / "data", privileges.app_uid(mode), 0o755)
+    site = [sysconfig.get_paths()["purelib"]]
+    job = {"battery": "threads", "path": [str(tree), *site], "data_dir": str(data_dir), "launcher": launcher}
+    report = _run(mode, job, tree)
+
+    # the hazard is real: a process started straight from a thread that ends dies with it
+    assert report["direct_died"] is True
+    # a worker asked for by such a thread is started from the launcher's own thread: once
+    # the asking thread is gone, the same worker answers, its launcher alive, no kill pending
+    alive = {"alive": True, "sigkill_pending": False}
+    assert report["started"] == {"answer": 1, "same_worker": True, "launcher": alive}
+    # the same when a call from such a thread restarts a worker that died
+    assert report["restarted"] == {"answer": 1, "new_worker": True, "then": 1, "same_worker": True, "launcher": alive}

@@ -1,5 +1,6 @@
 """SandboxWorkerLauncher and start_process: a worker that cannot be contained is not started
-(and the module says why), and closing the launcher leaves no worker behind."""
+(and the module says why), closing the launcher leaves no worker behind, and the worker's
+memory (per worker, all its processes together) leaves room to work and stays bounded."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.module_worker.protocol import MAX_FRAME_BYTES
 from shared.modules import ModuleAdapters, ModuleLayout, ModuleWorkers, NoEgress, WorkerSpec
 from tests.unit.shared.modules.store_support import SIGNER, manifest, put_version, set_index
 from tools._procgroup import group_alive, live_members
@@ -29,6 +31,29 @@ class Adapter(BaseAdapter[dict]):
 
     def transform(self, raw):
         return list(raw)
+"""
+
+
+ROOMY = """
+import threading
+from shared.adapters.base import BaseAdapter
+
+
+class Adapter(BaseAdapter[dict]):
+    def fetch_raw(self, config):
+        try:
+            block = bytearray(config["mb"] << 20)
+        except MemoryError:
+            return [{"allocated": False}]
+        block[::4096] = b"x" * len(block[::4096])  # every page touched
+        seen = []
+        helper = threading.Thread(target=seen.append, args=(len(block) >> 20,))
+        helper.start()
+        helper.join()
+        return [{"allocated": True, "thread_saw": seen}]
+
+    def transform(self, raw):
+        return [{"chars": len(raw[0])}]
 """
 
 
@@ -90,3 +115,42 @@ def test_a_closed_sandbox_starts_no_process(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="shut down"):
         start_process(box, "print(1)")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_worker_has_room_to_work_and_a_bounded_memory(workers: ModuleWorkers) -> None:
+    worker = workers.start(WorkerSpec("roomy", "v1", ROOMY, "Adapter", "http://127.0.0.1:9/"))
+    # a few hundred MiB and a thread of its own: what a data adapter may need
+    assert worker.call("fetch_raw", {"config": {"mb": 200}}) == [{"allocated": True, "thread_saw": [200]}]
+    # a frame near the protocol's largest arrives whole and is decoded in the worker
+    text = "x" * (MAX_FRAME_BYTES - 1024 * 1024)
+    assert worker.call("transform", {"raw": [text]}) == [{"chars": len(text)}]
+    # past the worker's budget (WORKER_SANDBOX_LIMITS.memory_mb) an allocation fails inside it
+    over = 2 * WORKER_SANDBOX_LIMITS.memory_mb
+    assert worker.call("fetch_raw", {"config": {"mb": over}}) == [{"allocated": False}]
+    assert worker.restarts == 0 and worker.alive()
+
+
+def test_in_cgroup_mode_a_worker_gets_a_cgroup_of_its_own(tmp_path: Path) -> None:
+    """Where a cgroup v2 is delegated (not on this CI host: a directory with the interface
+    files stands in for it, the kernel's accounting is the sandbox tests' business), the
+    worker is bounded like a run: a cgroup of its own with the worker's budget, entered
+    before anything of it starts."""
+    parent = tmp_path / "delegated"
+    parent.mkdir()
+    (parent / "cgroup.controllers").write_text("cpu memory pids\n")
+    (parent / "cgroup.subtree_control").write_text("memory pids\n")
+    box = LocalSandbox(limits=WORKER_SANDBOX_LIMITS, cgroup=parent)
+    process = start_process(box, "import sys\nprint('up', flush=True)\nsys.stdin.read()\n")
+    try:
+        seen = b""
+        while not seen.endswith(b"\n") and (chunk := os.read(process.stdout, 16)):
+            seen += chunk
+        assert seen == b"up\n", process.exit_reason()
+        (run,) = [path for path in parent.iterdir() if path.is_dir()]
+        assert process.memory.mode == "cgroup" and process.memory.budget_mb == WORKER_SANDBOX_LIMITS.memory_mb
+        assert (run / "memory.max").read_text() == str(WORKER_SANDBOX_LIMITS.memory_mb * 1024 * 1024)
+        assert (run / "pids.max").read_text() == str(WORKER_SANDBOX_LIMITS.max_processes)
+        assert (run / "cgroup.procs").read_text().strip() == "0"  # the launcher moved itself in first
+    finally:
+        process.stop()
+        box.close()

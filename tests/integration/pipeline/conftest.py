@@ -36,6 +36,6 @@ def sandbox() -> Iterator[LocalSandbox]:
     root = Path(tempfile.mkdtemp(prefix="tooldeck-pipeline-"))
     root.chmod(0o711)
     with LocalSandbox(
-        limits=SandboxLimits(timeout_seconds=120, cpu_seconds=120, memory_mb=1024), temp_root=str(root)
+        limits=SandboxLimits(timeout_seconds=120, cpu_seconds=120, memory_mb=4096), temp_root=str(root)
     ) as box:
         yield box

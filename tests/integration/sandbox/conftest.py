@@ -58,9 +58,11 @@ def boot_ticks() -> int:
 def processes_under(prefix: str, *, uid: int | None = None, since: int | None = None) -> list[tuple[int, str]]:
     """Live processes of sandbox sessions (a /proc scan).
 
-    A process counts when its cwd or command line mentions ``prefix``, or when it runs as
-    ``uid`` and started at or after ``since`` (boot ticks): that catches background
-    processes that changed directory and run another program.
+    A process counts when its cwd, command line or environment (every program's ``HOME``
+    and ``TMPDIR`` are its working directory) mentions ``prefix``: that catches background
+    processes that changed directory and run another program. With ``uid`` and ``since``
+    (boot ticks), so does any process of ``uid`` started since, unless it names another
+    test's ``/tooldeck-...`` directory (a test running beside this one).
     """
     found: list[tuple[int, str]] = []
     for entry in os.scandir("/proc"):
@@ -75,13 +77,17 @@ def processes_under(prefix: str, *, uid: int | None = None, since: int | None = 
             cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ")
             try:
                 cwd = os.readlink(f"/proc/{entry.name}/cwd")
+                environ = Path(f"/proc/{entry.name}/environ").read_bytes()
             except OSError:
-                cwd = ""
+                cwd, environ = "", b""
         except (OSError, IndexError):
             continue
         text = cmdline.decode("utf-8", "replace")
         recent = since is not None and int(fields[19]) >= since
-        if prefix in cwd or prefix in text or (owner == uid and recent):
+        mentioned = prefix in cwd or prefix in text or prefix.encode() in environ
+        # Another test's process (xdist runs tests side by side): it names its own root.
+        elsewhere = not mentioned and ("/tooldeck-" in cwd or "/tooldeck-" in text or b"/tooldeck-" in environ)
+        if mentioned or (owner == uid and recent and not elsewhere):
             found.append((int(entry.name), text[:200]))
     return found
 
@@ -128,7 +134,7 @@ def limits() -> SandboxLimits:
     return SandboxLimits(
         timeout_seconds=5.0,
         cpu_seconds=5,
-        memory_mb=256,
+        memory_mb=2048,  # divided over the 32 processes where no cgroup is delegated: 64 MiB each
         file_size_mb=4,
         max_processes=32,
         max_output_bytes=10_000,

@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,14 @@ def copy_readable(source: Path, dest: Path) -> Path:
     return dest
 
 
-def readable_tree(root: Path) -> Path:
-    """A directory holding a world-readable copy of the ``tools`` package."""
+def readable_tree(root: Path, packages: tuple[str, ...] = ("tools",)) -> Path:
+    """A directory holding a world-readable copy of ``packages`` (siblings of ``tools``)."""
     tree = root / "tree"
     tree.mkdir()
     tree.chmod(0o755)
-    copy_readable(Path(tools.__file__).parent, tree / "tools")
+    source = Path(tools.__file__).parent.parent
+    for name in packages:
+        copy_readable(source / name, tree / name)
     return tree
 
 
@@ -78,12 +81,16 @@ def app_uid(mode: str) -> int:
     return ORDINARY_UID if ROOT else os.geteuid()
 
 
-def drop_argv(mode: str) -> list[str]:
-    """The argv prefix that starts a process as the application user of ``mode``."""
-    if mode == "root" or not ROOT:
-        return []
+def drop_argv(mode: str, groups: tuple[int, ...] = ()) -> list[str]:
+    """The argv prefix that starts a process as the application user of ``mode``, with the
+    supplementary ``groups`` (none by default; as root too when given)."""
     setpriv = shutil.which("setpriv", path=SEARCH_PATH) or "setpriv"
-    return [setpriv, f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", "--clear-groups"]
+    keep = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
+    if not ROOT:
+        return []
+    if mode == "root":
+        return [setpriv, *keep, "--"] if groups else []
+    return [setpriv, f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", *keep]
 
 
 def run_driver(
@@ -93,8 +100,10 @@ def run_driver(
     tree: Path,
     python: str | None = None,
     wrapper: list[str] | None = None,
+    groups: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    """Run ``job`` in :mod:`_driver` as the application user of ``mode``; its JSON answer."""
+    """Run ``job`` in :mod:`_driver` as the application user of ``mode`` (with the
+    supplementary ``groups``); its JSON answer."""
     interpreter = python or public_python()
     if interpreter is None:
         pytest.skip("no Python interpreter that an unprivileged user may execute")
@@ -102,7 +111,7 @@ def run_driver(
     if not driver.exists():
         shutil.copy(DRIVER, driver)
         driver.chmod(0o644)
-    argv = [*drop_argv(mode), *(wrapper or []), interpreter, "-I", str(driver), str(tree)]
+    argv = [*drop_argv(mode, groups), *(wrapper or []), interpreter, "-I", str(driver), str(tree)]
     proc = subprocess.run(
         argv,
         input=json.dumps(job).encode(),
@@ -151,3 +160,68 @@ def private_dir(path: Path, uid: int, mode: int = 0o700) -> Path:
 
 def is_setuid(path: Path) -> bool:
     return bool(path.stat().st_mode & stat.S_ISUID)
+
+
+def _world_readable(path: Path) -> bool:
+    try:
+        if path.stat().st_mode & 0o005 != 0o005:
+            return False
+        return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+    except OSError:
+        return False
+
+
+def library_python() -> tuple[str, list[str]]:
+    """An interpreter any user may run that can import the ``tools`` package's dependencies:
+    ``(python, site-packages dirs to put on sys.path)``; skips the test when there is none.
+
+    This interpreter when others may run it; else a public one of the same version, given
+    this interpreter's site-packages (pure Python and same-ABI extensions import fine).
+    """
+    paths = sysconfig.get_paths()
+    site = list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+    unreadable = [d for d in site if not _world_readable(Path(d))]
+    if unreadable:
+        pytest.skip(f"the site-packages {unreadable} can't be read by other users")
+    python = public_python()
+    if python is None:
+        pytest.skip("no Python interpreter that an unprivileged user may execute")
+    probe = subprocess.run(
+        [python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, timeout=60, check=False
+    )
+    if probe.stdout.decode().strip() != str(sys.version_info[:2]):
+        pytest.skip(f"{python} is not Python {sys.version_info[0]}.{sys.version_info[1]}, so it can't use our packages")
+    return python, site
+
+
+def run_python(
+    mode: str, script: Path, job: dict[str, Any], *, tree: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``script`` (``main(job) -> JSON-able``) as the application user of ``mode``.
+
+    The script imports the world-readable copy of ``tools`` in ``tree`` and this
+    interpreter's site-packages; ``env`` is its whole environment.
+    """
+    python, site = library_python()
+    runner = tree / script.name
+    if not runner.exists():
+        shutil.copy(script, runner)
+        runner.chmod(0o644)
+    bootstrap = (
+        "import json, sys, runpy; sys.path[0:0] = json.loads(sys.argv[1]); "
+        "main = runpy.run_path(sys.argv[2])['main']; json.dump(main(json.load(sys.stdin)), sys.stdout)"
+    )
+    argv = [*drop_argv(mode), python, "-I", "-c", bootstrap, json.dumps([str(tree), *site]), str(runner)]
+    proc = subprocess.run(
+        argv,
+        input=json.dumps(job).encode(),
+        capture_output=True,
+        timeout=180,
+        check=False,
+        cwd="/",
+        env=env if env is not None else {"PATH": SEARCH_PATH, "LANG": "C.UTF-8"},
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"{script.name} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')[-3000:]}")
+    answer: dict[str, Any] = json.loads(proc.stdout)
+    return answer

@@ -146,13 +146,16 @@ def test_leftover_scan_can_see_a_live_process(
     marker = sandbox_root / "scan-check"
     marker.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], cwd=marker)
+    # One that moved away and names no test directory: found by its uid and start time.
+    moved = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], cwd="/", env={})
     try:
         assert [pid for pid, _ in scan_processes(str(marker))] == [proc.pid]
         anywhere = scan_processes("no-such-prefix", uid=os.geteuid(), since=0)
-        assert proc.pid in [pid for pid, _ in anywhere]
+        assert moved.pid in [pid for pid, _ in anywhere]
     finally:
-        proc.kill()
-        proc.wait()
+        for child in (proc, moved):
+            child.kill()
+            child.wait()
     assert scan_processes(str(marker)) == []
 
 

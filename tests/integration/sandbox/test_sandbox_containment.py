@@ -30,7 +30,8 @@ pytestmark = [
 ]
 
 MAX_PROCESSES = 32
-HOST_PARENT = Path("/opt") if Path("/opt").is_dir() else Path("/")
+#: A host directory outside the sandbox's allow-list (not in its view at all).
+HOST_PARENT = Path("/opt") if Path("/opt").is_dir() else Path("/srv")
 
 READ_SECRET = """
 try:
@@ -91,9 +92,11 @@ def call(func, *args):
     result = func(*args)
     return 'ok' if result == 0 else errno.errorcode.get(ctypes.get_errno(), '?')
 out = {'ptrace': call(libc.ptrace, 0, 0, None, None), 'unshare': call(libc.unshare, 0x10000000)}
-for name, family in (('inet', socket.AF_INET), ('netlink', socket.AF_NETLINK), ('unix', socket.AF_UNIX)):
+kinds = (('inet', socket.AF_INET, socket.SOCK_DGRAM), ('netlink', socket.AF_NETLINK, socket.SOCK_DGRAM),
+         ('unix', socket.AF_UNIX, socket.SOCK_STREAM), ('unix_dgram', socket.AF_UNIX, socket.SOCK_DGRAM))
+for name, family, kind in kinds:
     try:
-        socket.socket(family, socket.SOCK_DGRAM).close()
+        socket.socket(family, kind).close()
         out[name] = 'ok'
     except OSError as exc:
         out[name] = errno.errorcode.get(exc.errno, '?')
@@ -119,7 +122,9 @@ class Host:
     owned_dir: Path
     setuid_id: Path
     data_dir: Path
+    outside_dir: Path
     world_writable: Path
+    readable: Path
     lock_marker: str
 
 
@@ -131,7 +136,12 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     secret.write_text("top secret")
     os.chown(secret, app_uid, app_uid)
     secret.chmod(0o600)
-    owned = Path(tempfile.mkdtemp(prefix="tooldeck-test-owned-", dir=HOST_PARENT))
+    # A directory the sandbox shows read-only (LocalSandbox(readable_dirs=...)), private to
+    # this battery: sandboxes of other tests running meanwhile don't see what is made here.
+    readable = Path(tempfile.mkdtemp(prefix="tooldeck-test-readable-", dir=HOST_PARENT))
+    stack.append(readable)
+    readable.chmod(0o755)
+    owned = Path(tempfile.mkdtemp(prefix="tooldeck-test-owned-", dir=readable))
     stack.append(owned)
     program_uid = app_uid or 65534  # as root the program runs as 65534; else as the app user
     os.chown(owned, program_uid, program_uid)
@@ -140,15 +150,19 @@ def _host(stack: list[Path], app_uid: int, lock_marker: str) -> Host:
     shutil.copy("/usr/bin/id", setuid_id)
     os.chown(setuid_id, 0, 0)
     setuid_id.chmod(0o4755)
-    data = Path(tempfile.mkdtemp(prefix="tooldeck-test-data-", dir=HOST_PARENT))
+    data = Path(tempfile.mkdtemp(prefix="tooldeck-test-data-", dir=readable))
     stack.append(data)
     (data / "registry.json").write_text("{}")
     os.chown(data, app_uid, app_uid)
-    world = Path(tempfile.mkdtemp(prefix="tooldeck-test-ww-", dir=HOST_PARENT))
+    outside = Path(tempfile.mkdtemp(prefix="tooldeck-test-outside-", dir=HOST_PARENT))
+    stack.append(outside)
+    (outside / "registry.json").write_text("{}")
+    outside.chmod(0o755)
+    world = Path(tempfile.mkdtemp(prefix="tooldeck-test-ww-", dir=readable))
     stack.append(world)
     (world / "left-by-host.txt").write_text("x")
     world.chmod(0o1777)
-    return Host(secret, owned, setuid_id, data, world, lock_marker)
+    return Host(secret, owned, setuid_id, data, outside, world, readable, lock_marker)
 
 
 def _cases(host: Host) -> list[dict[str, Any]]:
@@ -163,12 +177,13 @@ def _cases(host: Host) -> list[dict[str, Any]]:
             "hold": MAX_PROCESSES - 6,
         },
         {"name": "lock_write", "code": WRITE_FILE.format(path=lock_file)},
-        {"name": "lock_read", "code": "import os\nprint(sorted(os.listdir('/run/lock')))\n"},
+        {"name": "lock_read", "code": "import os\nprint(os.path.exists('/run'), os.path.exists('/var/run'))\n"},
         {"name": "setuid", "code": f"import subprocess\nprint(subprocess.run([{str(host.setuid_id)!r}]).returncode)\n"},
         {"name": "status", "code": STATUS},
         {"name": "syscalls", "code": SYSCALLS},
         {"name": "network", "code": "print([l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]])"},
         {"name": "data_dir", "code": LIST_AND_WRITE.format(path=str(host.data_dir))},
+        {"name": "outside_dir", "code": READ_SECRET.format(path=str(host.outside_dir / "registry.json"))},
         {"name": "world_writable", "code": LIST_AND_WRITE.format(path=str(host.world_writable))},
     ]
 
@@ -210,6 +225,7 @@ def battery(app_mode: str, launcher_kind: str, priv: ModuleType, scan: Any) -> I
                 "temp_root": str(temp_root),
                 "launcher": launcher_kind,
                 "hidden_dirs": [str(host.data_dir)],
+                "readable_dirs": [str(host.readable)],
             },
             "cases": _cases(host),
         }
@@ -271,9 +287,9 @@ def test_one_runs_processes_do_not_use_up_another_runs_cap(battery: Battery) -> 
     assert pair["second"]["stdout"] == "5\n", pair["second"]
 
 
-def test_files_in_run_lock_do_not_persist_between_runs(battery: Battery) -> None:
-    assert battery.result("lock_write")["stdout"] == "written\n"  # a private, per-run /run/lock
-    assert battery.host.lock_marker not in battery.result("lock_read")["stdout"]
+def test_run_and_var_run_are_not_in_the_view(battery: Battery) -> None:
+    assert battery.result("lock_write")["stdout"] == "FileNotFoundError ENOENT\n"
+    assert battery.result("lock_read")["stdout"] == "False False\n"
     assert battery.escaped["lock_write"] is False
 
 
@@ -290,7 +306,7 @@ def test_no_new_privs_and_a_seccomp_filter_are_in_force(battery: Battery) -> Non
 def test_the_seccomp_filter_denies_dangerous_calls_and_network_sockets(battery: Battery) -> None:
     expected = (
         "[('inet', 'EAFNOSUPPORT'), ('netlink', 'EAFNOSUPPORT'), ('ptrace', 'EPERM'), "
-        "('unix', 'ok'), ('unshare', 'EPERM')]\n"
+        "('unix', 'ok'), ('unix_dgram', 'EPERM'), ('unshare', 'EPERM')]\n"
     )
     assert battery.result("syscalls")["stdout"] == expected
 
@@ -302,6 +318,10 @@ def test_the_network_namespace_is_empty(battery: Battery) -> None:
 def test_the_applications_data_directories_are_hidden(battery: Battery) -> None:
     assert battery.result("data_dir")["stdout"] == "[]\nEROFS\n"
     assert battery.escaped["data_dir"] is False
+
+
+def test_host_directories_outside_the_allow_list_are_not_in_the_view(battery: Battery) -> None:
+    assert battery.result("outside_dir")["stdout"] == "FileNotFoundError\n"
 
 
 def test_world_writable_directories_are_private_per_run(battery: Battery) -> None:

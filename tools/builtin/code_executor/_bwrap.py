@@ -2,10 +2,11 @@
 
 bubblewrap (``bwrap``, >= 0.8) builds the sandbox in C, with no Python start-up: new user
 (one per run, nested once more with ``--disable-userns`` so the program can't create
-another), PID, network, IPC, UTS and cgroup namespaces; the host filesystem bound
-read-only, ``nosuid`` and ``nodev``; a fresh ``/dev`` and ``/proc``; the :class:`Layout`'s
-tmpfs mounts; ``PR_SET_NO_NEW_PRIVS`` (always); the seccomp program from an inherited
-descriptor; and it dies with its parent. The program is started through util-linux
+another), PID, network, IPC, UTS and cgroup namespaces; an empty root holding the
+:class:`Layout`'s host directories bound read-only, ``nosuid`` and ``nodev`` (not the whole
+host: no ``/run``, no ``/home``), a fresh ``/dev`` and ``/proc`` and the layout's tmpfs
+mounts, then made read-only; ``PR_SET_NO_NEW_PRIVS`` (always); the seccomp program from an
+inherited descriptor; and it dies with its parent. The program is started through util-linux
 ``prlimit``, which sets the resource limits *inside* the per-run user namespace: set
 before bwrap creates it, ``RLIMIT_NPROC`` would count every process of the uid on the
 machine again (and the parent can't set limits on the sandbox's processes when they run
@@ -38,18 +39,30 @@ def prlimit_argv(prlimit: str, rlimits: Mapping[str, int]) -> list[str]:
     return [*argv, "--"]
 
 
-def _filesystem(layout: Layout, disk_mb: int, workdir: list[str]) -> list[str]:
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path, size_mb in layout.scratch:
-        args += ["--size", str(size_mb * _MIB), "--perms", "1777", "--tmpfs", path]
-    for path in layout.hidden:
-        args += ["--size", str(_MIB), "--perms", "0755", "--tmpfs", path]
-    for path in layout.reveal:
+def _filesystem(layout: Layout, workdir: list[str]) -> list[str]:
+    """An empty root (bwrap's own tmpfs), the allow-listed host trees bound read-only, the
+    private and hidden directories, the working dir; then the root is made read-only."""
+    args: list[str] = []
+    for path in layout.system:
         args += ["--ro-bind", path, path]
+    for path, target in layout.links:
+        args += ["--symlink", target, path]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    covered: list[str] = []
+    for kind, path, size_mb in layout.mounts():
+        if kind == "bind":
+            args += ["--ro-bind", path, path]
+        elif kind == "scratch":
+            args += ["--size", str(size_mb * _MIB), "--perms", "1777", "--tmpfs", path]
+        elif kind == "cover":
+            args += ["--size", str(size_mb * _MIB), "--perms", "0755", "--tmpfs", path]
+            covered.append(path)
+        else:  # a nodev bind of a device node: opening it is refused
+            args += ["--ro-bind", "/dev/null", path]
     args += workdir
-    for path in layout.hidden:  # last: the working dir may have been created inside one
+    for path in covered:  # last: the working dir may have been created inside one
         args += ["--remount-ro", path]
-    return args
+    return [*args, "--remount-ro", "/"]
 
 
 def bwrap_argv(
@@ -95,7 +108,7 @@ def bwrap_argv(
         workdir += ["--perms", "0600", "--file", str(program_fd), command[-1]]
         for source, dest, writable in binds:
             workdir += ["--bind" if writable else "--ro-bind", source, dest]
-        argv += _filesystem(layout, disk_mb, workdir)
+        argv += _filesystem(layout, workdir)
     else:
         argv += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     argv += ["--chdir", chdir or cwd, "--json-status-fd", str(status_fd)]
@@ -107,7 +120,7 @@ def bwrap_argv(
 def probe_argv(bwrap: str, prlimit: str, true: str, *, layout: Layout, isolate_network: bool) -> list[str]:
     """A bwrap run with every namespace and mount of a real run, running ``true``."""
     argv = [bwrap, *_NAMESPACES, *([] if isolate_network else ["--share-net"])]
-    argv += _filesystem(layout, 1, [])
+    argv += _filesystem(layout, [])
     return [*argv, "--", prlimit, "--nproc=16", "--", true]
 
 

@@ -49,6 +49,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_PR_SET_PDEATHSIG = 1
 
 _RLIMITS = {
     "cpu": resource.RLIMIT_CPU,
@@ -74,6 +75,26 @@ def _report(status_fd: int, **items: object) -> None:
         text = str(int(value)) if isinstance(value, bool) else str(value)
         lines.append(f"{key}={text.replace(chr(10), ' ')[:500]}\n")
     os.write(status_fd, "".join(lines).encode("utf-8", "replace"))
+
+
+def _die_with_parent(parent: int | None = None, alive_fd: int | None = None) -> None:
+    """SIGKILL this process when its parent (the thread that started it) ends, like
+    bubblewrap's ``--die-with-parent``; exit now if it already has.
+
+    Whether it has: ``getppid()`` is still ``parent``, or, in a new PID namespace (where
+    the parent is not visible), ``alive_fd`` (a pipe the parent holds open) is not at EOF.
+    """
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, None, 0, 0)
+    gone = parent is not None and os.getppid() != parent
+    if alive_fd is not None:
+        os.set_blocking(alive_fd, False)
+        try:  # noqa: SIM105 - no contextlib import: start-up time matters here
+            gone = gone or os.read(alive_fd, 1) == b""
+        except BlockingIOError:
+            pass
+        os.close(alive_fd)
+    if gone:
+        os._exit(137)
 
 
 def _errno_text() -> str:
@@ -229,8 +250,9 @@ def _exit_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _init(config: dict[str, Any], status_fd: int, held: dict[str, Any], *, root: bool) -> None:
+def _init(config: dict[str, Any], status_fd: int, held: dict[str, Any], *, root: bool, alive_fd: int) -> None:
     """PID 1 (or the parent, without a PID namespace): filesystem, program, reaping."""
+    _die_with_parent(alive_fd=alive_fd)  # then the kernel ends the whole PID namespace with it
     new_proc = False
     if held["fs"]:
         try:
@@ -268,6 +290,7 @@ def main() -> None:
     config: dict[str, Any] = marshal.loads(bytes.fromhex(sys.argv[1]))  # noqa: S302
     status_fd = int(config["status_fd"])
     os.set_inheritable(status_fd, False)
+    _die_with_parent(parent=int(config["parent"]))
     root = os.geteuid() == 0
     wanted = {"net": config["isolate_net"], "pid": True, "fs": True}
     held = _enter_namespaces(wanted, root=root)
@@ -280,9 +303,12 @@ def main() -> None:
     if (config["strict"] and missing) or (config["require_net"] and not held["net"]):
         _report(status_fd, refused=1, missing=",".join(missing) or "net")
         os._exit(126)
+    alive_r, alive_w = os.pipe()  # EOF for PID 1 once this process is gone
     init = os.fork()  # with a PID namespace, the first child is its PID 1
     if init == 0:
-        _init(config, status_fd, held, root=root)
+        os.close(alive_w)
+        _init(config, status_fd, held, root=root, alive_fd=alive_r)
+    os.close(alive_r)
     os.close(status_fd)
     _exit_like(_wait_for(init, reap_all=False))
 

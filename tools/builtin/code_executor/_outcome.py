@@ -9,6 +9,7 @@ from typing import Any
 
 from tools.builtin.code_executor._bwrap import parse_status
 from tools.builtin.code_executor._capture import Capture
+from tools.builtin.code_executor._memory import MemoryPlan
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult
 
 #: bwrap reports a death by signal N as exit status 128 + N (like a shell).
@@ -104,8 +105,9 @@ def build_result(
     duration_ms: float,
     timeout: float,
     uid: int,
+    memory: MemoryPlan,
 ) -> SandboxResult:
-    """The :class:`SandboxResult` of a run that started."""
+    """The :class:`SandboxResult` of a run that started (``memory``: how its memory was bounded)."""
     exit_code = outcome.exit_code if outcome.exit_code is not None else 1
     if capture.timed_out or capture.output_killed:
         exit_code = -signal.SIGKILL
@@ -127,9 +129,13 @@ def build_result(
             "network": outcome.network,
             "pid_namespace": outcome.pid_namespace,
             "filesystem": outcome.filesystem,
-            "process_cap": limits.max_processes if outcome.per_run_userns else None,
+            "process_cap": memory.processes if outcome.per_run_userns else None,
             "no_new_privs": outcome.no_new_privs,
             "seccomp": outcome.seccomp,
             "uid": uid,
+            # Without a per-run process cap, the divided budget bounds each process only.
+            "memory_mode": memory.mode if outcome.per_run_userns or memory.mode == "cgroup" else "per-process",
+            "memory_mb": memory.budget_mb,
+            "process_memory_mb": memory.process_mb,
         },
     )

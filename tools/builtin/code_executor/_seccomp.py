@@ -14,8 +14,22 @@ every mount call (old and new API), ``unshare``/``setns`` and ``clone`` with
 ``CLONE_NEWUSER``, ``kexec_*``, file handles (``open_by_handle_at``), module loading,
 swap, reboot, accounting, quotas, the kernel log, port I/O; ``clone3`` and ``io_uring``
 answer ``ENOSYS`` (their arguments can't be inspected; libc and libuv fall back to
-``clone`` and plain I/O); ``socket`` for any family but ``AF_UNIX`` answers
-``EAFNOSUPPORT``. Everything else is allowed.
+``clone`` and plain I/O). Everything else is allowed.
+
+**No side door through a host socket.** With the network isolated, ``socket`` for any
+family but ``AF_UNIX`` answers ``EAFNOSUPPORT``, so every socket is a UNIX socket and
+``connect`` is refused (``EPERM``) outright: the program can't reach a host UNIX socket
+(Docker, D-Bus, a database), by path or abstract name. ``AF_UNIX`` datagram sockets
+(``SOCK_DGRAM``, and ``SOCK_RAW``, which the kernel makes a datagram socket) are refused
+too, from ``socket`` and ``socketpair``: they can ``sendto``/``sendmsg`` a path without
+connecting, and ``sendmsg``'s address can't be inspected by a filter. Stream and
+seqpacket sockets can't send to an address they are not connected to, so
+``socketpair(AF_UNIX, SOCK_STREAM)`` (pipes between processes, ``multiprocessing``) and
+``bind``/``listen`` keep working. Without network isolation (``allow_network``),
+``connect`` must work for TCP, so ``socket(AF_UNIX, ...)`` is refused altogether instead.
+A program that talks only over the pipes it was given (a module worker) gets
+``deny_sockets``: ``socket`` of every family and ``connect`` are refused, whatever the
+network setting.
 """
 
 from __future__ import annotations
@@ -31,9 +45,13 @@ logger = logging.getLogger(__name__)
 
 _ALLOW = 0x7FFF0000
 _CMP_NE = 1
+_CMP_EQ = 4
 _CMP_MASKED_EQ = 7
 _CLONE_NEWUSER = 0x10000000
 _AF_UNIX = 1
+#: ``type & SOCK_TYPE_MASK`` values that make an ``AF_UNIX`` datagram socket.
+_SOCK_TYPE_MASK = 0xF
+_UNIX_DATAGRAM_TYPES = (2, 3)  # SOCK_DGRAM, SOCK_RAW
 
 DENIED = (
     "ptrace", "process_vm_readv", "process_vm_writev",
@@ -127,14 +145,34 @@ def _export(lib: ctypes.CDLL, ctx: int) -> bytes:
             os.close(write_fd)
 
 
+def _socket_rules(lib: ctypes.CDLL, ctx: int, *, allow_network: bool, deny_sockets: bool) -> None:
+    deny = _errno_action(errno.EPERM)
+    for sock_type in _UNIX_DATAGRAM_TYPES:
+        datagram = (1, _CMP_MASKED_EQ, _SOCK_TYPE_MASK, sock_type)
+        _rule(lib, ctx, deny, "socketpair", (0, _CMP_EQ, _AF_UNIX, 0), datagram)
+        if not allow_network and not deny_sockets:
+            _rule(lib, ctx, deny, "socket", (0, _CMP_EQ, _AF_UNIX, 0), datagram)
+    if deny_sockets:
+        _rule(lib, ctx, deny, "socket")
+        _rule(lib, ctx, deny, "connect")
+    elif allow_network:
+        _rule(lib, ctx, deny, "socket", (0, _CMP_EQ, _AF_UNIX, 0))
+    else:
+        _rule(lib, ctx, _errno_action(errno.EAFNOSUPPORT), "socket", (0, _CMP_NE, _AF_UNIX, 0))
+        _rule(lib, ctx, deny, "connect")
+
+
 def compile_filter(*, allow_network: bool = False, deny_sockets: bool = False) -> bytes:
     """The filter as a ``struct sock_filter`` array (8 bytes per instruction).
 
     Args:
-        allow_network: Leave ``socket`` alone (for a sandbox that shares the host's
-            network on purpose); otherwise only ``AF_UNIX`` sockets can be created.
-        deny_sockets: No ``socket`` of any family, ``AF_UNIX`` included (for a program
-            that talks only over the pipes it was given, such as a module worker).
+        allow_network: Leave ``socket`` and ``connect`` to other families alone (for a
+            sandbox that shares the host's network on purpose; ``AF_UNIX`` sockets are
+            refused then); otherwise only ``AF_UNIX`` stream sockets can be created and
+            ``connect`` is refused.
+        deny_sockets: No ``socket`` of any family, ``AF_UNIX`` included, and no
+            ``connect`` (for a program that talks only over the pipes it was given, such
+            as a module worker); overrides ``allow_network``.
 
     Raises:
         SeccompUnavailableError: libseccomp is missing or refused a rule.
@@ -146,10 +184,7 @@ def compile_filter(*, allow_network: bool = False, deny_sockets: bool = False) -
         for name in NOT_IMPLEMENTED:
             _rule(lib, ctx, _errno_action(errno.ENOSYS), name)
         _rule(lib, ctx, _errno_action(errno.EPERM), "clone", (0, _CMP_MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
-        if deny_sockets:
-            _rule(lib, ctx, _errno_action(errno.EPERM), "socket")
-        elif not allow_network:
-            _rule(lib, ctx, _errno_action(errno.EAFNOSUPPORT), "socket", (0, _CMP_NE, _AF_UNIX, 0))
+        _socket_rules(lib, ctx, allow_network=allow_network, deny_sockets=deny_sockets)
         program = _export(lib, ctx)
     if not program or len(program) % 8:
         msg = f"libseccomp exported a malformed program ({len(program)} bytes)"

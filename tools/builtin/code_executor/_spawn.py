@@ -8,10 +8,10 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tools._procgroup import kill_group, wait_group_gone
+from tools._procgroup import interrupts_deferred, kill_group, wait_group_gone
 from tools.builtin.code_executor._capture import Capture, collect
+from tools.builtin.code_executor._launch import Launch
 from tools.builtin.code_executor.sandbox import SandboxLimits
 from tools.errors import ToolError
 
@@ -21,52 +21,50 @@ GROUP_TEARDOWN_S = 2.0
 
 @dataclass
 class Spawn:
-    """Runs ``argv`` (a launcher) with the working dir's ``.stdin`` as standard input.
+    """Runs a :class:`Launch` with the working dir's ``.stdin`` as standard input.
 
     ``running`` (guarded by ``lock``) holds the process groups in flight, so that the
     sandbox's ``close()`` can kill them.
     """
 
-    argv: list[str]
     workdir: Path
     deadline: float
     limits: SandboxLimits
     lock: threading.Lock
     running: set[int]
 
-    def run(
-        self, status_r: int, pass_fds: list[int], *, env: dict[str, str], user: dict[str, Any] | None = None
-    ) -> tuple[Capture, int]:
+    def run(self, launch: Launch) -> tuple[Capture, int]:
         """Start the process and collect its output and status until it ends.
 
-        Takes ownership of ``status_r`` and ``pass_fds`` (closed here, once the child has
-        them). ``user``: ``subprocess.Popen`` keywords to start it as another user.
+        Takes ownership of the launch's descriptors (closed here).
 
         Raises:
             ToolError: The process could not be started (trips the breaker).
         """
+        status_r = launch.status_r
         try:
-            with (self.workdir / ".stdin").open("rb") as stdin_file:
-                proc = subprocess.Popen(
-                    self.argv,
-                    stdin=stdin_file,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=tuple(pass_fds),
-                    start_new_session=True,
-                    cwd="/" if user else self.workdir,
-                    env=env,
-                    **(user or {}),
-                )
+            # No interrupt between starting the launcher and listing it for close().
+            with interrupts_deferred():
+                with (self.workdir / ".stdin").open("rb") as stdin_file:
+                    proc = subprocess.Popen(
+                        launch.argv,
+                        stdin=stdin_file,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=tuple(launch.pass_fds),
+                        start_new_session=True,
+                        cwd="/",
+                        env=launch.env,
+                        **launch.popen,
+                    )
+                with self.lock:
+                    self.running.add(proc.pid)
         except OSError as exc:
             os.close(status_r)
             msg = f"The sandbox could not start: {type(exc).__name__}: {exc}."
             raise ToolError(msg, trips_breaker=True) from exc
         finally:
-            for fd in pass_fds:  # the status pipe must see EOF when the child's copy closes
-                os.close(fd)
-        with self.lock:
-            self.running.add(proc.pid)
+            launch.started()
         try:
             capture = collect(
                 proc,

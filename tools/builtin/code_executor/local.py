@@ -7,27 +7,30 @@ Every run, whether the application runs as root or as an ordinary user (see
   namespaces launcher (:mod:`._launcher`). When neither can establish containment the
   run is refused with the reason, unless the developer passes
   ``allow_weaker_isolation=True``.
-- **Filesystem**: the host read-only and ``nosuid``; ``/tmp``, ``/var/tmp``,
-  ``/dev/shm``, ``/run/lock`` and other world-writable directories private per run;
-  ``/home``, ``/root``, the application user's home and its data directories
-  (``hidden_dirs``) hidden; a private tmpfs working directory (:mod:`._layout`).
+- **Filesystem**: an allow-list of the host, read-only and ``nosuid`` (``/usr``, ``/etc``,
+  ``/bin``, ``/lib*``, the interpreters' installations, ``readable_dirs``), nothing else:
+  no ``/run``, ``/var/run``, ``/home``, ``/sys``; ``/tmp``, ``/var/tmp``, ``/dev/shm``
+  private per run; data directories (``hidden_dirs``) inside the bound trees hidden; as an
+  ordinary user, what only its own uid or groups may read there masked; a private tmpfs
+  working directory (:mod:`._layout`, :mod:`._masks`).
 - **Processes**: a PID namespace (nothing outlives the call) and a per-run process cap:
   ``RLIMIT_NPROC`` set inside a user namespace created for this run (the kernel counts
   processes per user namespace and uid, so runs don't share the cap).
-- **Privileges**: as root the program runs as ``sandbox_uid`` (``nobody``);
-  ``PR_SET_NO_NEW_PRIVS`` and ``nosuid`` make setuid programs harmless; a seccomp filter
-  (:mod:`._seccomp`) where libseccomp is installed.
-- **Network**: an empty network namespace (and no sockets but ``AF_UNIX``).
-- **Resources**: CPU, memory, file size, open files, wall clock, output.
+- **Privileges**: as root the program runs as ``sandbox_uid`` (``nobody``) with no
+  supplementary groups; ``PR_SET_NO_NEW_PRIVS`` and ``nosuid`` make setuid programs
+  harmless; a seccomp filter (:mod:`._seccomp`) where libseccomp is installed.
+- **Network**: an empty network namespace; no socket but ``AF_UNIX`` stream sockets, and
+  no ``connect``: no host UNIX socket is reachable.
+- **Resources**: CPU, file size, open files, wall clock, output; memory per run, all
+  processes together (a cgroup where one is delegated, else a divided address-space
+  budget: :mod:`._memory`).
 - **Environment**: scrubbed; Python runs with ``-I -S -B -u``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-import marshal
 import os
 import shutil
 import sys
@@ -36,11 +39,10 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from tools._procgroup import kill_group
-from tools.builtin.code_executor import _bwrap
-from tools.builtin.code_executor._capture import Capture
+from tools.builtin.code_executor._launch import Launcher
 from tools.builtin.code_executor._layout import (
     Layout,
     build_layout,
@@ -48,10 +50,12 @@ from tools.builtin.code_executor._layout import (
     reachable_by_others,
     revealing,
     sandbox_executable,
+    unreachable_by_others,
 )
-from tools.builtin.code_executor._outcome import Outcome, build_result, from_bwrap, from_launcher
-from tools.builtin.code_executor._runplan import RunPlan, plan
-from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
+from tools.builtin.code_executor._memory import BudgetTooSmallError, CgroupParent, MemoryPlan, plan_memory
+from tools.builtin.code_executor._outcome import Outcome, build_result
+from tools.builtin.code_executor._runplan import plan
+from tools.builtin.code_executor._setup import AUTO, SEARCH_PATH, Options, Setup, set_up, userns_hint
 from tools.builtin.code_executor._spawn import Spawn
 from tools.builtin.code_executor._workspace import Snapshot, WorkspaceTooLargeError, stage, sync_back
 from tools.builtin.code_executor.sandbox import SandboxLimits, SandboxResult, WorkspaceChanges
@@ -60,15 +64,11 @@ from tools.errors import InvalidArgumentsError, ToolError
 logger = logging.getLogger(__name__)
 
 _LAUNCHER = Path(__file__).with_name("_launcher.py")
-_SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 _NOBODY = 65534
 _FILE_NAMES = {"python": "main.py", "bash": "main.sh", "sh": "main.sh", "node": "main.js"}
 _MIB = 1024 * 1024
 
-Launcher = Literal["auto", "bwrap", "namespaces"]
-#: How to start a launcher: argv, descriptors it inherits, its status pipe, environment,
-#: ``subprocess.Popen`` keywords for the user it runs as.
-Launch = tuple[list[str], list[int], int, dict[str, str], dict[str, Any]]
+LauncherChoice = Literal["auto", "bwrap", "namespaces"]
 #: The namespaces launcher's short names for what it could not set up.
 _MISSING = {
     "net": "a network namespace",
@@ -112,32 +112,15 @@ def default_interpreters(python: str | None = None) -> dict[str, list[str]]:
         Language name -> argv prefix; the code file's path is appended.
     """
     if python is None:
-        system = [shutil.which(n, path=_SEARCH_PATH) or "" for n in ("python3", "python")]
+        system = [shutil.which(n, path=SEARCH_PATH) or "" for n in ("python3", "python")]
         candidates = [sandbox_executable(sys.executable), *system]
         python = next((c for c in candidates if c and world_executable(c)), candidates[0])
     found: dict[str, list[str]] = {"python": [python, "-I", "-S", "-B", "-u"]}
     for name, extra in (("bash", ["--noprofile", "--norc"]), ("sh", []), ("node", [])):
-        path = shutil.which(name, path=_SEARCH_PATH)
+        path = shutil.which(name, path=SEARCH_PATH)
         if path:
             found[name] = [path, *extra]
     return found
-
-
-def _userns_hint() -> str:
-    """Which kernel setting (if any) keeps this user from creating user namespaces."""
-    settings = {
-        "user.max_user_namespaces": ("/proc/sys/user/max_user_namespaces", "0"),
-        "kernel.unprivileged_userns_clone": ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
-        "kernel.apparmor_restrict_unprivileged_userns": ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"),
-    }
-    blocking = []
-    for name, (path, bad) in settings.items():
-        with contextlib.suppress(OSError):
-            if Path(path).read_text().strip() == bad:
-                blocking.append(f"{name}={bad}")
-    if blocking:
-        return f"user namespaces are disabled here ({', '.join(blocking)})"
-    return "user namespaces could not be created"
 
 
 class LocalSandbox:
@@ -148,7 +131,8 @@ class LocalSandbox:
             maximum a caller may ask for).
         interpreters: Language -> argv prefix; default :func:`default_interpreters`.
         isolate_network: Put the program in an empty network namespace. ``False`` is an
-            explicit choice to give programs the host's network.
+            explicit choice to give programs the host's network (``AF_UNIX`` sockets are
+            refused then, so host UNIX sockets stay out of reach).
         isolate_filesystem: Give the program the private, read-only filesystem view.
             ``False`` is an explicit choice to let programs see and write the host
             filesystem (as far as their uid may).
@@ -162,11 +146,24 @@ class LocalSandbox:
             namespaces launcher), ``"bwrap"`` or ``"namespaces"``.
         bwrap: The bwrap executable (default: ``bwrap`` on the standard search path).
         hidden_dirs: The application's data directories (registries, caches, databases,
-            credentials): each is an empty, read-only directory inside the sandbox.
+            credentials). They are not in the view at all unless a bound tree contains
+            them (``/etc/myapp``): then each is an empty, read-only directory.
+        readable_dirs: More host directories programs may read (bound read-only at their
+            own path), beside the system ones (``/usr``, ``/etc``, ``/bin``, ``/lib*``).
+            As root, each must be reachable by ``sandbox_uid``.
         allow_weaker_isolation: Run even when containment can't be established here
             (no user namespaces, ...), with whatever holds; the result's ``isolation``
             says what did. Default: refuse with the reason.
         seccomp: Load the seccomp filter (when libseccomp is installed).
+        cgroup: How a run's memory is bounded, all its processes together: ``"auto"``
+            (a cgroup per run under this process's own cgroup v2, when it is delegated to
+            it; else an address-space budget divided over the run's process cap), a
+            delegated cgroup v2 directory to create run cgroups in, or None (always the
+            divided budget). The result's ``isolation["memory_mode"]`` says which held.
+
+    Raises:
+        ValueError: An unknown launcher; root without a uid drop; as root, a
+            ``readable_dirs`` entry the sandbox uid can't reach.
     """
 
     def __init__(
@@ -180,11 +177,13 @@ class LocalSandbox:
         sandbox_uid: int | None = _NOBODY,
         temp_root: str | None = None,
         launcher_python: str = sys.executable,
-        launcher: Launcher = "auto",
+        launcher: LauncherChoice = "auto",
         bwrap: str | None = None,
         hidden_dirs: Sequence[str | os.PathLike[str]] = (),
+        readable_dirs: Sequence[str | os.PathLike[str]] = (),
         allow_weaker_isolation: bool = False,
         seccomp: bool = True,
+        cgroup: str | os.PathLike[str] | None = AUTO,
     ) -> None:
         if launcher not in ("auto", "bwrap", "namespaces"):
             msg = f"LocalSandbox(launcher={launcher!r}): use 'auto', 'bwrap' or 'namespaces'"
@@ -196,34 +195,50 @@ class LocalSandbox:
             )
             raise ValueError(msg)
         self.limits = limits or SandboxLimits()
-        base = build_layout(
-            hidden_dirs=[os.fspath(d) for d in hidden_dirs], disk_mb=self.limits.disk_mb, home=home_of_current_user()
-        )
-        source = default_interpreters() if interpreters is None else interpreters
-        self._interpreters = {
-            name: [sandbox_executable(argv[0], hidden=base), *argv[1:]] for name, argv in source.items()
-        }
-        layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
-        self._layout: Layout = reachable_by_others(layout) if root and sandbox_uid is not None else layout
-        self._isolate_network = isolate_network
-        self._isolate_filesystem = isolate_filesystem
-        self._require_network = require_network_isolation
-        self._weaker = allow_weaker_isolation
         self._uid = sandbox_uid if root else None
-        self._temp_root = temp_root
-        self._launcher = launcher
-        self._bwrap = bwrap if bwrap is not None else shutil.which("bwrap", path=_SEARCH_PATH)
-        self._prlimit = shutil.which("prlimit", path=_SEARCH_PATH)
-        self._want_seccomp = seccomp
+        layout = self._layout_for(interpreters, hidden_dirs, readable_dirs)
         # Import the launcher (its bytecode is cached) rather than run it as a script.
         stub = f"import sys; sys.path[0:0] = [{str(_LAUNCHER.parent)!r}]; import _launcher; "
-        self._launcher_argv = [launcher_python, "-I", "-S", "-c", stub + "_launcher.main()"]
+        self._options = Options(
+            launcher=launcher,
+            layout=layout,
+            uid=self._uid,
+            isolate_network=isolate_network,
+            isolate_filesystem=isolate_filesystem,
+            require_network=require_network_isolation,
+            strict=not allow_weaker_isolation,
+            seccomp=seccomp,
+            bwrap=bwrap if bwrap is not None else shutil.which("bwrap", path=SEARCH_PATH),
+            python_argv=(launcher_python, "-I", "-S", "-c", stub + "_launcher.main()"),
+            cgroup=None if cgroup is None else os.fspath(cgroup),
+        )
+        self._temp_root = temp_root
         self._lock = threading.Lock()
         self._running: set[int] = set()
         self._closed = False
-        self._chosen: str | None = None
-        self._bwrap_problem: str | None = None
-        self._seccomp_program: bytes | None = None
+        self._setup: Setup | None = None
+
+    def _layout_for(
+        self,
+        interpreters: Mapping[str, Sequence[str]] | None,
+        hidden_dirs: Sequence[str | os.PathLike[str]],
+        readable_dirs: Sequence[str | os.PathLike[str]],
+    ) -> Layout:
+        base = build_layout(
+            hidden_dirs=[os.fspath(d) for d in hidden_dirs],
+            readable_dirs=[os.fspath(d) for d in readable_dirs],
+            disk_mb=self.limits.disk_mb,
+            home=home_of_current_user(),
+        )
+        if self._uid is not None and (closed := unreachable_by_others(base)):
+            msg = f"LocalSandbox(readable_dirs=...): uid {self._uid} can't reach {closed[0]}; make it o+x or drop it"
+            raise ValueError(msg)
+        source = default_interpreters() if interpreters is None else interpreters
+        self._interpreters = {
+            name: [sandbox_executable(argv[0], layout=base), *argv[1:]] for name, argv in source.items()
+        }
+        layout = revealing(base, [argv[0] for argv in self._interpreters.values()])
+        return reachable_by_others(layout) if self._uid is not None else layout
 
     def languages(self) -> list[str]:
         """The languages this sandbox can run, sorted."""
@@ -244,10 +259,10 @@ class LocalSandbox:
 
         Hostile code is contained by the limits above: an infinite loop or a fork bomb
         ends at the timeout (``timed_out``), forks fail past the per-run process cap,
-        huge allocations fail inside the program (``MemoryError``), huge files stop at
-        the file-size limit (``SIGXFSZ``, or ``EFBIG`` in Python), floods of output are
-        cut (``truncated``) and killed past ``max_drain_bytes``, background processes
-        are killed when the call ends.
+        allocations past the run's memory fail inside the program (``MemoryError``), huge
+        files stop at the file-size limit (``SIGXFSZ``, or ``EFBIG`` in Python), floods of
+        output are cut (``truncated``) and killed past ``max_drain_bytes``, background
+        processes are killed when the call ends.
 
         Args:
             code: Source code (at most ``limits.max_code_bytes`` UTF-8 bytes; NUL bytes
@@ -275,17 +290,19 @@ class LocalSandbox:
         argv = self._check(code, language, stdin)
         limit = self.limits.timeout_seconds
         timeout = limit if timeout_seconds is None else max(0.1, min(timeout_seconds, limit))
-        if self._require_network and not self._isolate_network:
+        if self._options.require_network and not self._options.isolate_network:
             msg = "The code was not run: the sandbox requires network isolation, which is turned off."
             raise ToolError(msg, trips_breaker=True)
-        backend = self._backend()
+        setup, launcher = self._set_up()
         self._check_interpreter(argv[0], language)
+        memory = self.memory_plan(language)
         try:
             workdir = Path(tempfile.mkdtemp(prefix="tooldeck-sbx-", dir=self._temp_root))
         except OSError as exc:
             msg = f"The sandbox could not create a working directory ({type(exc).__name__})."
             raise ToolError(msg, trips_breaker=True) from exc
         cleanup: list[Path] = []
+        cgroup: str | None = None
         try:
             program = self._prepare(workdir, code, language, stdin)
             stage_parent = self._stage_parent(workdir, cleanup) if workspace is not None else workdir
@@ -294,28 +311,80 @@ class LocalSandbox:
                 other_uid=self._uid is not None, stage_parent=str(stage_parent),
             )  # fmt: skip
             snapshot = self._stage(workspace, stage_parent) if workspace is not None else None
-            command = run_plan.command(argv, str(program), language)
+            cgroup, memory = self._run_cgroup(setup, workdir, memory, language)
+            launch = launcher.prepare(
+                run_plan.command(self._with_flags(argv, memory), str(program), language),
+                workdir=str(workdir), run_plan=run_plan,
+                rlimits=self.rlimits(memory), env=run_plan.environment(self._env(workdir), language),
+                disk_mb=self.limits.disk_mb, cgroup=cgroup,
+            )  # fmt: skip
             started = time.monotonic()
-            if backend == "bwrap":
-                outcome, capture = self._run_bwrap(command, workdir, language, started + timeout, run_plan)
-            else:
-                outcome, capture = self._run_launcher(command, workdir, language, started + timeout, run_plan)
+            capture, returncode = self._spawn(workdir, started + timeout).run(launch)
+            outcome = launcher.outcome(launch, capture, returncode)
             duration_ms = (time.monotonic() - started) * 1000.0
             self._raise_for(outcome, language, closed=self._closed)
             changes = self._sync(snapshot) if snapshot is not None and writable else None
         finally:
+            if cgroup is not None:
+                CgroupParent.remove(cgroup)
             for path in (workdir, *cleanup):
                 shutil.rmtree(path, ignore_errors=True)
         result = build_result(
-            outcome,
-            capture,
-            language=language,
-            limits=self.limits,
-            duration_ms=duration_ms,
-            timeout=timeout,
-            uid=self._uid if self._uid is not None else os.geteuid(),
-        )
+            outcome, capture, language=language, limits=self.limits, duration_ms=duration_ms, timeout=timeout,
+            uid=self._uid if self._uid is not None else os.geteuid(), memory=memory,
+        )  # fmt: skip
         return dataclasses.replace(result, workspace=changes) if changes is not None else result
+
+    # -- for long-lived workers (see _launch): the same launcher, limits and memory plan ---
+
+    def launcher(self) -> Launcher:
+        """The :class:`~._launch.Launcher` every run of this sandbox uses (decided at the
+        first call): start a long-lived worker with it exactly like a run.
+
+        Raises:
+            ToolError: No launcher can contain programs here (see :meth:`run`).
+        """
+        return self._set_up()[1]
+
+    def memory_plan(self, language: str) -> MemoryPlan:
+        """How a ``language`` process's memory is bounded here (see :mod:`._memory`).
+
+        Raises:
+            ToolError: The budget can't give that language two processes here.
+        """
+        setup, _ = self._set_up()
+        limits = self.limits
+        try:
+            return plan_memory(limits.memory_mb, limits.max_processes, language, cgroup=setup.cgroup is not None)
+        except BudgetTooSmallError as exc:
+            msg = (
+                f"The code was not run: {exc}. Fix: raise SandboxLimits.memory_mb, or delegate a cgroup v2 "
+                "to this process (see docs/compute.md, 'Memory')."
+            )
+            raise ToolError(msg, trips_breaker=True) from exc
+
+    def _run_cgroup(
+        self, setup: Setup, workdir: Path, memory: MemoryPlan, language: str
+    ) -> tuple[str | None, MemoryPlan]:
+        """The run's own cgroup (cgroup mode), or the address-space plan when it can't be made."""
+        if setup.cgroup is None:
+            return None, memory
+        try:
+            return setup.cgroup.create(workdir.name, memory), memory
+        except OSError as exc:
+            logger.warning("sandbox: no cgroup for this run (%s); using the address-space budget", exc.strerror)
+            limits = self.limits
+            try:
+                return None, plan_memory(limits.memory_mb, limits.max_processes, language, cgroup=False)
+            except BudgetTooSmallError as budget:
+                raise ToolError(f"The code was not run: {budget}.", trips_breaker=True) from budget
+
+    @staticmethod
+    def _with_flags(argv: list[str], memory: MemoryPlan) -> list[str]:
+        """``argv`` with the memory plan's interpreter options (node's, for a node binary)."""
+        if memory.flags and os.path.basename(argv[0]).startswith("node"):
+            return [argv[0], *memory.flags, *argv[1:]]
+        return argv
 
     def _stage_parent(self, workdir: Path, cleanup: list[Path]) -> Path:
         """Where the workspace copy goes: the working dir, unless (as root) the sandbox uid
@@ -416,9 +485,9 @@ class LocalSandbox:
 
     def _refusal(self, missing: str, detail: str | None) -> str:
         cause = f" ({detail})" if detail else ""
-        hint = _userns_hint() if "userns" in missing or "user namespace" in missing else ""
+        hint = userns_hint() if "userns" in missing or "user namespace" in missing else ""
         missing = ", ".join(_MISSING.get(item, item) for item in missing.split(","))
-        bwrap = self._bwrap_problem or "not tried"
+        bwrap = (self._setup.bwrap_problem if self._setup is not None else None) or "not tried"
         return (
             f"The code was not run: the sandbox can't contain programs on this machine. Missing: "
             f"{missing}{cause}{'; ' + hint if hint else ''}. bubblewrap: {bwrap}. Fix: install "
@@ -426,136 +495,21 @@ class LocalSandbox:
             "LocalSandbox(allow_weaker_isolation=True) to run with what this machine allows."
         )
 
-    # -- backends -----------------------------------------------------------------------
+    # -- set-up ---------------------------------------------------------------------------
 
-    def _backend(self) -> str:
+    def _set_up(self) -> tuple[Setup, Launcher]:
         with self._lock:
-            if self._chosen is None:
-                self._chosen = self._choose()
-            chosen = self._chosen
-        if chosen == "unusable":
+            if self._setup is None:
+                self._setup = set_up(self._options)
+            setup = self._setup
+        if setup.launcher is None:
             msg = (
                 f"The code was not run: LocalSandbox(launcher='bwrap') can't use bubblewrap here: "
-                f"{self._bwrap_problem}. Install bubblewrap >= 0.8 and util-linux, allow user "
+                f"{setup.bwrap_problem}. Install bubblewrap >= 0.8 and util-linux, allow user "
                 "namespaces, or use launcher='auto'."
             )
             raise ToolError(msg, trips_breaker=True)
-        return chosen
-
-    def _choose(self) -> str:
-        if self._want_seccomp:
-            try:
-                self._seccomp_program = compile_filter(allow_network=not self._isolate_network)
-            except SeccompUnavailableError as exc:
-                logger.warning("sandbox: no seccomp filter (%s)", exc)
-        if self._launcher == "namespaces":
-            return "namespaces"
-        self._bwrap_problem = self._probe_bwrap()
-        if self._bwrap_problem is None:
-            return "bwrap"
-        if self._launcher == "bwrap":
-            return "unusable"
-        logger.warning("sandbox: bubblewrap not used (%s); using the namespaces launcher", self._bwrap_problem)
-        return "namespaces"
-
-    def _probe_bwrap(self) -> str | None:
-        true = shutil.which("true", path=_SEARCH_PATH)
-        if not self._bwrap:
-            return "not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-        if not (self._prlimit and true):
-            return "util-linux prlimit (or coreutils true) is not installed"
-        argv = _bwrap.probe_argv(
-            self._bwrap, self._prlimit, true, layout=self._layout, isolate_network=self._isolate_network
-        )
-        problem = _bwrap.probe(argv, user=self._uid)
-        if problem is not None and "namespace" in problem.lower():
-            problem += f" ({_userns_hint()})"
-        return problem
-
-    def _run_bwrap(
-        self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
-    ) -> tuple[Outcome, Capture]:
-        argv, fds, status_r, env, user = self._bwrap_launch(command, workdir, language, run_plan)
-        capture, returncode = self._spawn(argv, workdir, deadline).run(status_r, fds, env=env, user=user)
-        outcome = from_bwrap(
-            capture,
-            returncode,
-            network=self._isolate_network,
-            filesystem=self._isolate_filesystem,
-            seccomp=self._seccomp_program is not None,
-        )
-        return outcome, capture
-
-    def _bwrap_launch(
-        self, command: list[str], workdir: Path, language: str, run_plan: RunPlan, seccomp: bytes | None = None
-    ) -> Launch:
-        """bwrap's argv, the descriptors it inherits, its status pipe, environment and user
-        (``seccomp``: a filter to load instead of the sandbox's own)."""
-        bwrap, prlimit = self._bwrap or "bwrap", self._prlimit or "prlimit"  # both found by the probe
-        inner = [*_bwrap.prlimit_argv(prlimit, self._rlimits(language)), *command]
-        program_filter = seccomp if seccomp is not None else self._seccomp_program
-        fds: list[int] = []
-        try:
-            program_fd = os.open(command[-1], os.O_RDONLY | os.O_CLOEXEC)
-            fds.append(program_fd)
-            seccomp_fd = None
-            if program_filter is not None:
-                seccomp_fd = os.memfd_create("tooldeck-seccomp")
-                fds.append(seccomp_fd)
-                os.write(seccomp_fd, program_filter)
-                os.lseek(seccomp_fd, 0, os.SEEK_SET)
-            status_r, status_w = os.pipe()
-            fds.append(status_w)
-        except OSError as exc:
-            for fd in fds:
-                os.close(fd)
-            msg = f"The sandbox could not prepare bubblewrap's inputs ({type(exc).__name__}: {exc})."
-            raise ToolError(msg, trips_breaker=True) from exc
-        argv = _bwrap.bwrap_argv(
-            bwrap, command=inner, cwd=str(workdir), layout=self._layout, disk_mb=self.limits.disk_mb,
-            program_fd=program_fd, status_fd=status_w, seccomp_fd=seccomp_fd,
-            isolate_network=self._isolate_network, isolate_filesystem=self._isolate_filesystem,
-            binds=run_plan.binds, chdir=run_plan.cwd,
-        )  # fmt: skip
-        user = {"user": self._uid, "group": self._uid, "extra_groups": []} if self._uid is not None else {}
-        env = run_plan.environment(self._env(workdir), language)
-        return argv, fds, status_r, env, user
-
-    def _run_launcher(
-        self, command: list[str], workdir: Path, language: str, deadline: float, run_plan: RunPlan
-    ) -> tuple[Outcome, Capture]:
-        argv, fds, status_r, env, _ = self._launcher_launch(command, workdir, language, run_plan)
-        spawn = self._spawn(argv, workdir, deadline)
-        capture, returncode = spawn.run(status_r, fds, env=env)
-        return from_launcher(capture, returncode, isolate_fs=self._isolate_filesystem), capture
-
-    def _launcher_launch(
-        self, command: list[str], workdir: Path, language: str, run_plan: RunPlan, seccomp: bytes | None = None
-    ) -> Launch:
-        """Like :meth:`_bwrap_launch`, for the namespaces launcher."""
-        status_r, status_w = os.pipe()
-        config: dict[str, Any] = {
-            "argv": command,
-            "workdir": str(workdir),
-            "cwd": run_plan.cwd,
-            "binds": [list(bind) for bind in run_plan.binds],
-            "env": run_plan.environment(self._env(workdir), language),
-            "rlimits": self._rlimits(language),
-            "uid": self._uid,
-            "gid": self._uid,
-            "isolate_net": self._isolate_network,
-            "require_net": self._require_network,
-            "isolate_fs": self._isolate_filesystem,
-            "strict": not self._weaker,
-            "disk_mb": self.limits.disk_mb,
-            "scratch": [list(item) for item in self._layout.scratch],
-            "hidden": list(self._layout.hidden),
-            "reveal": list(self._layout.reveal),
-            "seccomp": seccomp if seccomp is not None else self._seccomp_program,
-            "status_fd": status_w,
-        }
-        argv = [*self._launcher_argv, marshal.dumps(config).hex()]
-        return argv, [status_w], status_r, {"LANG": "C.UTF-8"}, {}
+        return setup, setup.launcher
 
     # -- one process --------------------------------------------------------------------
 
@@ -575,33 +529,24 @@ class LocalSandbox:
 
     def _env(self, workdir: Path) -> dict[str, str]:
         return {
-            "PATH": _SEARCH_PATH,
+            "PATH": SEARCH_PATH,
             "HOME": str(workdir),
             "TMPDIR": str(workdir),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
         }
 
-    def _rlimits(self, language: str) -> dict[str, int]:
-        """The program's limits; ``nproc`` is applied only inside a per-run user namespace."""
-        memory = self.limits.memory_mb
-        if language == "node":  # V8 reserves a large address space up front
-            memory = max(memory, 2048)
+    def rlimits(self, memory: MemoryPlan) -> dict[str, int]:
+        """A program's resource limits under ``memory`` (the launchers' key names);
+        ``nproc`` is applied only inside a per-run user namespace."""
         return {
             "cpu": self.limits.cpu_seconds,
-            "as": memory * _MIB,
+            "as": memory.process_mb * _MIB,
             "fsize": self.limits.file_size_mb * _MIB,
             "nofile": self.limits.max_open_files,
-            "nproc": self.limits.max_processes,
+            "nproc": memory.processes,
             "core": 0,
         }
 
-    def _spawn(self, argv: list[str], workdir: Path, deadline: float) -> Spawn:
-        return Spawn(
-            argv,
-            workdir=workdir,
-            deadline=deadline,
-            limits=self.limits,
-            lock=self._lock,
-            running=self._running,
-        )
+    def _spawn(self, workdir: Path, deadline: float) -> Spawn:
+        return Spawn(workdir=workdir, deadline=deadline, limits=self.limits, lock=self._lock, running=self._running)

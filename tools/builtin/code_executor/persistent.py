@@ -4,10 +4,18 @@
 output until the program ends and tears everything down. A program that keeps running and
 talks over pipes (a module worker) needs the same containment without the one-shot
 plumbing. :func:`start_process` prepares the program exactly as ``run`` does — the launcher
-the sandbox chose (bubblewrap or the namespaces launcher), its filesystem layout, uid,
-resource limits, scrubbed environment and ``python_path`` binds — and starts the launcher
-with pipes on standard input, output and error, leading its own process group.
-:meth:`SandboxedProcess.stop` kills that group; :meth:`LocalSandbox.close` kills it too.
+the sandbox chose (:meth:`LocalSandbox.launcher`: bubblewrap or the namespaces launcher,
+its allow-listed filesystem view, uid and isolation), the resource limits and memory plan
+of a run (:meth:`LocalSandbox.rlimits`, :meth:`LocalSandbox.memory_plan`: in cgroup mode
+the process gets a cgroup of its own, removed when it stops), the scrubbed environment and
+the ``python_path`` binds — and starts the launcher with pipes on standard input, output
+and error, leading its own process group. :meth:`SandboxedProcess.stop` kills that group;
+:meth:`LocalSandbox.close` kills it too.
+
+Both launchers die with the thread that started them (bubblewrap's ``--die-with-parent``,
+``PR_SET_PDEATHSIG`` in the namespaces launcher): call :func:`start_process` from a thread
+that lives as long as the process (``tools.builtin.modules.SandboxWorkerLauncher`` keeps
+one thread for that).
 
 Differences from ``run``: no wall-clock limit (the caller bounds each exchange; the CPU
 limit still applies over the process's life), no workspace, Python only, and by default a
@@ -18,6 +26,7 @@ talks over the pipes it was given cannot reach any socket on the host.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -27,9 +36,10 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from tools._procgroup import kill_group, wait_group_gone
+from tools.builtin.code_executor._launch import Launch, Launcher
+from tools.builtin.code_executor._memory import CgroupParent, MemoryPlan
 from tools.builtin.code_executor._runplan import plan
 from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
 from tools.builtin.code_executor.local import LocalSandbox
@@ -52,10 +62,19 @@ class SandboxedProcess:
         stderr: Descriptor reading the program's standard error.
         launcher: ``"bwrap"`` or ``"namespaces"``.
         uid: The uid the program runs as (on the host).
+        memory: How its memory is bounded (``mode``, ``budget_mb``, ...).
     """
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], *, sandbox: LocalSandbox, workdir: Path, status_r: int, launcher: str
+        self,
+        popen: subprocess.Popen[bytes],
+        *,
+        sandbox: LocalSandbox,
+        workdir: Path,
+        status_r: int,
+        launcher: str,
+        memory: MemoryPlan,
+        cgroup: str | None = None,
     ) -> None:
         if popen.stdin is None or popen.stdout is None or popen.stderr is None:
             raise ValueError("SandboxedProcess needs a process started with three pipes")
@@ -63,6 +82,7 @@ class SandboxedProcess:
         self._sandbox = sandbox
         self._workdir = workdir
         self._status_r = status_r
+        self._cgroup = cgroup
         self._status = bytearray()
         self._stopped = False
         self._lock = threading.Lock()
@@ -71,6 +91,7 @@ class SandboxedProcess:
         self.stdout = popen.stdout.fileno()
         self.stderr = popen.stderr.fileno()
         self.launcher = launcher
+        self.memory = memory
         self.uid = sandbox._uid if sandbox._uid is not None else os.geteuid()
 
     def __repr__(self) -> str:
@@ -91,6 +112,8 @@ class SandboxedProcess:
             self._popen.wait(timeout=10)
         wait_group_gone(self.pid, timeout=_TEARDOWN_S)
         _forget(self._sandbox, self.pid)
+        if self._cgroup is not None:
+            CgroupParent.remove(self._cgroup)
         self._read_status()
         for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
             if stream is not None:
@@ -124,14 +147,17 @@ class SandboxedProcess:
         return self._status.decode("utf-8", "replace")
 
 
-def _socketless_filter(sandbox: LocalSandbox) -> bytes | None:
-    if not sandbox._want_seccomp:
-        return None
+def _socketless(launcher: Launcher) -> Launcher:
+    """``launcher`` with a seccomp filter that also refuses ``socket()`` of every family
+    and ``connect`` (only when the sandbox loads a filter at all)."""
+    if launcher.seccomp is None:
+        return launcher
     try:
-        return compile_filter(allow_network=not sandbox._isolate_network, deny_sockets=True)
-    except SeccompUnavailableError as exc:
-        logger.warning("sandbox: no seccomp filter for a long-lived program (%s)", exc)
-        return None
+        program = compile_filter(allow_network=not launcher.isolate_network, deny_sockets=True)
+    except SeccompUnavailableError as exc:  # the sandbox compiled its own: unlikely
+        msg = f"The sandbox could not build the socket-free seccomp filter ({exc})."
+        raise ToolError(msg, trips_breaker=True) from exc
+    return dataclasses.replace(launcher, seccomp=program)
 
 
 def start_process(
@@ -143,11 +169,14 @@ def start_process(
 ) -> SandboxedProcess:
     """Start ``code`` (Python) in ``sandbox`` and leave it running, with pipes.
 
+    Call it from a thread that lives as long as the process (see the module docstring).
+
     Args:
         sandbox: The sandbox whose containment applies.
         code: The program's source.
         python_path: Host directories bound read-only and put first on ``sys.path``.
-        deny_sockets: Load a seccomp filter that refuses ``socket()`` of every family.
+        deny_sockets: Load a seccomp filter that refuses ``socket()`` of every family
+            (when the sandbox loads seccomp filters).
 
     Raises:
         InvalidArgumentsError: Oversized code, an unusable ``python_path`` entry.
@@ -155,21 +184,33 @@ def start_process(
             start the launcher.
     """
     argv = sandbox._check(code, "python", None)
-    backend = sandbox._backend()
+    setup, launcher = sandbox._set_up()
     sandbox._check_interpreter(argv[0], "python")
+    memory = sandbox.memory_plan("python")
+    if deny_sockets:
+        launcher = _socketless(launcher)
     workdir = Path(tempfile.mkdtemp(prefix="tooldeck-proc-", dir=sandbox._temp_root))
+    cgroup: str | None = None
     try:
         program = sandbox._prepare(workdir, code, "python", None)
         run_plan = plan(str(workdir), workspace=None, python_path=python_path, other_uid=sandbox._uid is not None)
-        command = run_plan.command(argv, str(program), "python")
-        seccomp = _socketless_filter(sandbox) if deny_sockets else None
-        launch = sandbox._bwrap_launch if backend == "bwrap" else sandbox._launcher_launch
-        launcher_argv, fds, status_r, env, user = launch(command, workdir, "python", run_plan, seccomp)
-        popen = _spawn(launcher_argv, fds, status_r, env=env, user=user, cwd="/" if user else str(workdir))
+        cgroup, memory = sandbox._run_cgroup(setup, workdir, memory, "python")
+        launch = launcher.prepare(
+            run_plan.command(argv, str(program), "python"),
+            workdir=str(workdir), run_plan=run_plan,
+            rlimits=sandbox.rlimits(memory), env=run_plan.environment(sandbox._env(workdir), "python"),
+            disk_mb=sandbox.limits.disk_mb, cgroup=cgroup,
+        )  # fmt: skip
+        popen = _spawn(launch)
     except BaseException:
+        if cgroup is not None:
+            CgroupParent.remove(cgroup)
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    process = SandboxedProcess(popen, sandbox=sandbox, workdir=workdir, status_r=status_r, launcher=backend)
+    process = SandboxedProcess(
+        popen, sandbox=sandbox, workdir=workdir, status_r=launch.status_r, launcher=launch.kind,
+        memory=memory, cgroup=cgroup,
+    )  # fmt: skip
     _track(sandbox, process)
     return process
 
@@ -190,24 +231,21 @@ def _forget(sandbox: LocalSandbox, pgid: int) -> None:
         sandbox._running.discard(pgid)
 
 
-def _spawn(
-    argv: list[str], fds: list[int], status_r: int, *, env: dict[str, str], user: dict[str, Any], cwd: str
-) -> subprocess.Popen[bytes]:
+def _spawn(launch: Launch) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
-            argv,
+            launch.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=tuple(fds),
+            pass_fds=tuple(launch.pass_fds),
             start_new_session=True,
-            cwd=cwd,
-            env=env,
-            **user,
+            cwd="/",
+            env=launch.env,
+            **launch.popen,
         )
     except OSError as exc:
-        os.close(status_r)
+        os.close(launch.status_r)
         raise ToolError(f"The sandbox could not start: {type(exc).__name__}: {exc}.", trips_breaker=True) from exc
     finally:
-        for fd in fds:  # the status pipe must see EOF when the child's copy closes
-            os.close(fd)
+        launch.started()  # the status pipe must see EOF when the child's copy closes

@@ -22,11 +22,15 @@ class SandboxLimits:
     Attributes:
         timeout_seconds: Wall-clock limit; the whole process tree is killed after it.
         cpu_seconds: CPU time limit per process (``RLIMIT_CPU``).
-        memory_mb: Address-space limit per process (``RLIMIT_AS``), in MiB.
+        memory_mb: Memory one run may use, all its processes together, in MiB: a cgroup's
+            ``memory.max`` where a cgroup v2 is delegated, else an address-space budget
+            divided over the run's processes (each gets ``RLIMIT_AS`` = its share, at least
+            64 MiB, 768 MiB for node; the process cap is lowered to fit). See
+            ``docs/compute.md``, "Memory".
         file_size_mb: Largest file a process may write (``RLIMIT_FSIZE``), in MiB.
         max_processes: Processes one run may have at once (``RLIMIT_NPROC`` inside a user
-            namespace created for the run, so runs don't share it; the sandbox's own
-            PID 1 and the program count).
+            namespace created for the run, so runs don't share it; the program and its
+            children count). Lower when the memory budget is divided (see ``memory_mb``).
         max_open_files: Open file descriptors per process (``RLIMIT_NOFILE``).
         disk_mb: Size of each private tmpfs (working dir, /tmp, /var/tmp, /dev/shm), in
             MiB (memory-backed).
@@ -41,9 +45,9 @@ class SandboxLimits:
 
     timeout_seconds: float = 10.0
     cpu_seconds: int = 10
-    memory_mb: int = 512
+    memory_mb: int = 2048
     file_size_mb: int = 16
-    max_processes: int = 64
+    max_processes: int = 16
     max_open_files: int = 64
     disk_mb: int = 64
     max_output_bytes: int = 64_000
@@ -104,8 +108,12 @@ class SandboxResult:
         isolation: What held for this run: ``launcher`` (``"bwrap"``, ``"namespaces"``
             or ``"none"``), ``network``, ``pid_namespace``, ``filesystem`` (read-only
             host, private scratch and hidden directories), ``process_cap`` (the per-run
-            process limit, or None), ``no_new_privs``, ``seccomp`` and ``uid`` (the uid the
-            program ran as). Other sandboxes may report fewer keys.
+            process limit, or None), ``no_new_privs``, ``seccomp``, ``uid`` (the uid the
+            program ran as), ``memory_mode`` (``"cgroup"``: the run's memory is one
+            cgroup's; ``"address-space"``: a budget divided over the process cap;
+            ``"per-process"``: no per-run cap held, so only each process is bounded),
+            ``memory_mb`` (the run's budget) and ``process_memory_mb`` (each process's
+            address-space limit). Other sandboxes may report fewer keys.
         workspace: For a ``writable=True`` run with a workspace, what was written back;
             else None.
     """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -71,9 +73,15 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
 
     Args:
         sandbox: Where code runs. Default: a :class:`LocalSandbox` with its safe default
-            limits (10 s, 512 MiB, 16 MiB files, 64 processes, 64 kB of output per stream),
+            limits (10 s, 2 GiB per run, 16 MiB files, 16 processes, 64 kB of output per stream),
             network and filesystem isolated, owned by this tool and shut down by
             :meth:`close`. An injected sandbox is left to its owner.
+        hidden_dirs: The application's data directories (keys, databases, approvals), for
+            the tool's own sandbox: out of the programs' view even where a system
+            directory the sandbox shows holds them (``LocalSandbox(hidden_dirs=...)``).
+
+    Raises:
+        ValueError: ``hidden_dirs`` with an injected sandbox (give it to that sandbox).
     """
 
     name = "execute_code"
@@ -104,9 +112,15 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
         }
     )
 
-    def __init__(self, *, sandbox: SandboxClient | None = None) -> None:
+    def __init__(
+        self, *, sandbox: SandboxClient | None = None, hidden_dirs: Sequence[str | os.PathLike[str]] = ()
+    ) -> None:
+        if sandbox is not None and hidden_dirs:
+            msg = "CodeExecutorTool(hidden_dirs=...) configures the tool's own sandbox; pass them to the injected one"
+            raise ValueError(msg)
         self._owns_sandbox = sandbox is None
-        self._sandbox: SandboxClient = sandbox if sandbox is not None else LocalSandbox()
+        self._hidden_dirs = tuple(os.fspath(folder) for folder in hidden_dirs)
+        self._sandbox: SandboxClient = sandbox if sandbox is not None else LocalSandbox(hidden_dirs=self._hidden_dirs)
         if self._owns_sandbox:
             self.manual = self.contained_manual
 
@@ -155,6 +169,8 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
             "seccomp": isolation.get("seccomp"),
             "process_cap": isolation.get("process_cap"),
             "filesystem_isolated": isolation.get("filesystem"),
+            "memory_mode": isolation.get("memory_mode"),
+            "memory_mb": isolation.get("memory_mb"),
         }
         return ToolResult.success(response.model_dump(mode="json"), metadata=flags)
 
@@ -177,4 +193,4 @@ class CodeExecutorTool(BaseTool[CodeExecutionRequest, CodeExecutionResponse]):
         return state_without(self, "_sandbox", owned=self._owns_sandbox)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _sandbox=LocalSandbox())
+        self.__dict__.update(state, _sandbox=LocalSandbox(hidden_dirs=state.get("_hidden_dirs", ())))

@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from tools.builtin.knowledge._records import MAX_LIMIT, check_filters, parse_id, prepare_row
 from tools.builtin.knowledge.query import QueryTerm, parse_query
@@ -58,8 +57,9 @@ TABLE = "tooldeck_knowledge"
 #: The text search configuration of snippets (``simple``, plus ``unaccent`` when available).
 SEARCH_CONFIG = "tooldeck_search"
 _BATCH_ROWS = 1_000
-_MARKS = regex.compile(r"\p{Mn}+")
-_WORDS = regex.compile(r"[\p{L}\p{N}\p{Co}]+")
+#: Letters and numbers (``str.isalnum``: Unicode's L and N categories) and private-use
+#: characters (Co), as SQLite's unicode61 tokenizer reads a word.
+_WORDS = re.compile(r"(?:[^\W_]|[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd])+")
 
 
 def _search_config(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
@@ -316,7 +316,8 @@ def _folded(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORDS.findall(_MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold())
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) != "Mn")
+    return _WORDS.findall(bare.casefold())
 
 
 def _tsquery(groups: list[list[QueryTerm]]) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from shared.modules import ModuleEgress, ModuleWorkers, WorkerLimits, WorkerStartError
 from tools.builtin.code_executor import LocalSandbox, SandboxLimits
-from tools.builtin.code_executor.local import Launcher
+from tools.builtin.code_executor.local import LauncherChoice
 from tools.builtin.code_executor.persistent import SandboxedProcess, start_process
 from tools.builtin.modules.egress import PolicyEgress
 from tools.builtin.web.address import AddressPolicy
@@ -33,12 +33,16 @@ __all__ = ["WORKER_SANDBOX_LIMITS", "SandboxWorkerLauncher", "sandboxed_workers"
 
 #: The sandbox limits of a module worker: a long-lived process, so a generous CPU budget
 #: over its life (past it the worker is killed and restarted), few processes and files.
+#: Memory is per worker, all its processes together (2 GiB). Without a delegated cgroup
+#: the budget is divided over the process cap: 5 processes (threads count, and so do the
+#: launcher's own; the worker uses 3 or 4 of them) of about 400 MiB of address space each,
+#: room for Python, pydantic, the protocol's largest frame and a thread of the module's.
 WORKER_SANDBOX_LIMITS = SandboxLimits(
     timeout_seconds=60.0,
     cpu_seconds=3600,
-    memory_mb=512,
+    memory_mb=2048,
     file_size_mb=8,
-    max_processes=16,
+    max_processes=5,
     max_open_files=64,
     disk_mb=16,
 )
@@ -47,8 +51,10 @@ WORKER_SANDBOX_LIMITS = SandboxLimits(
 class SandboxWorkerLauncher:
     """Starts module workers in a :class:`LocalSandbox` (a ``shared.modules.WorkerLauncher``).
 
-    Workers are started from one dedicated thread: bubblewrap dies with the thread that
-    started it (``--die-with-parent``), and a pool thread of the caller may come and go.
+    Workers are started, and restarted, from one dedicated thread that lives as long as
+    the launcher: both sandbox launchers die with the thread that started them
+    (bubblewrap's ``--die-with-parent``, ``PR_SET_PDEATHSIG`` in the namespaces launcher),
+    and the caller's threads (a request handler, a pool thread) may come and go.
 
     Args:
         sandbox: The sandbox; the launcher owns it (:meth:`close` closes it).
@@ -88,7 +94,7 @@ def sandboxed_workers(
     egress: ModuleEgress | None = None,
     limits: WorkerLimits | None = None,
     sandbox_limits: SandboxLimits | None = None,
-    launcher: Launcher = "auto",
+    launcher: LauncherChoice = "auto",
 ) -> ModuleWorkers:
     """Module workers in the code sandbox, their HTTP through the web tool's address policy.
 

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tools._procgroup import exit_if_terminated, sigterm_as_interrupt
 from tools.external.mcp.server import ServableRegistry, serve_http, serve_stdio
 
 if TYPE_CHECKING:
@@ -76,10 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
     policy = None if getattr(registry, "policy", None) is not None else user_policy(os.environ, args.freedom)
-    if args.transport == "http":
-        serve_http(registry, host=args.host, port=args.port, name=args.name, policy=policy)
-    else:
-        serve_stdio(registry, name=args.name, policy=policy)
+    try:
+        with sigterm_as_interrupt() as terminated:  # SIGTERM stops tool children as Ctrl-C does
+            if args.transport == "http":
+                serve_http(registry, host=args.host, port=args.port, name=args.name, policy=policy)
+            else:
+                serve_stdio(registry, name=args.name, policy=policy)
+    except KeyboardInterrupt:
+        exit_if_terminated(terminated)
+        raise
     return 0
 
 

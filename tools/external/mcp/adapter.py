@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
@@ -14,7 +15,7 @@ from tools.errors import ToolDefinitionError, ToolError, UnknownActionError, Unk
 from tools.external.config import ActionSpec, MCPConfig, ToolConfig
 from tools.external.mcp.features import MCPClientHandlers
 from tools.external.mcp.tool import MCPTool
-from tools.external.mcp.toolset import MCPToolset, ProgressCallback
+from tools.external.mcp.toolset import MCPToolset, ProgressCallback, within
 from tools.result import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -168,16 +169,16 @@ class MCPAdapter:
             action: The server's tool name (or its sanitised local name); None when the
                 server has a single tool.
             params: The arguments, validated against the tool's ``inputSchema``.
-            timeout: Seconds for the call (default: the config's timeout).
+            timeout: Seconds for the call, the server's start-up and listing included when
+                they are still to come (default: the config's timeout for the call).
         """
+        started = time.monotonic()
         try:
             toolset = self.toolset(tool_id)
-            tools = toolset.tools()
-            tool = _pick(tools, action, tool_id)
+            tools = toolset.tools(timeout=timeout)
+            tool = within(_pick(tools, action, tool_id), timeout, started, tool_id)
         except ToolError as exc:
             return ToolResult.failure(exc.error_type, exc.message, retryable=exc.retryable)
-        if timeout is not None:
-            tool = tool.with_timeout(timeout)
         return tool.execute(**dict(params))
 
     def is_available(self, config: ToolConfig) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, Literal, TextIO
 import mcp_types
 
 from tools._fail_closed import external_manual
-from tools.errors import ToolError, UnknownToolError
+from tools.errors import ToolError, ToolTimeoutError, UnknownToolError
 from tools.external.mcp._connect import ClientOptions, MCPConfigError, MCPServerParams, clip
 from tools.external.mcp._home import SessionHome
 from tools.external.mcp._names import check_prefix, local_names
@@ -211,11 +212,14 @@ class MCPToolset:
 
     # ------------------------------------------------------------------ tools
 
-    def tools(self, *, refresh: bool = False) -> list[MCPTool]:
+    def tools(self, *, refresh: bool = False, timeout: float | None = None) -> list[MCPTool]:
         """The server's tools as :class:`MCPTool` instances (listed once, then cached).
 
         Args:
             refresh: List the server's tools again instead of using the cached list.
+            timeout: Seconds for starting the server and listing, all included (default:
+                ``connect_timeout + call_timeout``). A server still starting when it
+                passes keeps starting in the background until ``connect_timeout``.
 
         Raises:
             ToolError: the server could not be started, reached or listed in time
@@ -224,11 +228,11 @@ class MCPToolset:
         with self._lock:
             if self._tools is not None and not refresh:
                 return list(self._tools)
-        timeout = self._connect_timeout + self._call_timeout
-        listing = self._home.run(lambda session: session.list_tools(timeout=timeout), timeout=timeout)
+        limit = self._connect_timeout + self._call_timeout if timeout is None else timeout
+        listing = self._home.run(lambda session: session.list_tools(timeout=limit), timeout=limit)
         return self._build_tools(listing)
 
-    async def atools(self, *, refresh: bool = False) -> list[MCPTool]:
+    async def atools(self, *, refresh: bool = False, timeout: float | None = None) -> list[MCPTool]:
         """Async twin of :meth:`tools`: lists through the session of the running event loop.
 
         Raises:
@@ -237,8 +241,8 @@ class MCPToolset:
         with self._lock:
             if self._tools is not None and not refresh:
                 return list(self._tools)
-        timeout = self._connect_timeout + self._call_timeout
-        listing = await self._home.arun(lambda session: session.list_tools(timeout=timeout), timeout=timeout)
+        limit = self._connect_timeout + self._call_timeout if timeout is None else timeout
+        listing = await self._home.arun(lambda session: session.list_tools(timeout=limit), timeout=limit)
         return self._build_tools(listing)
 
     def _build_tools(self, listing: Listing) -> list[MCPTool]:
@@ -285,13 +289,19 @@ class MCPToolset:
                     "MCP server %s has no tool %r named in categories; fix or remove that entry", self.label, key
                 )
 
-    def tool(self, name: str) -> MCPTool:
+    def tool(self, name: str, *, timeout: float | None = None) -> MCPTool:
         """The tool called ``name`` (local or server name).
+
+        Args:
+            name: The tool's local or server name.
+            timeout: Seconds for listing the server's tools if they are not known yet
+                (see :meth:`tools`).
 
         Raises:
             UnknownToolError: no such tool; the message lists the available ones.
+            ToolError: the server could not be listed (see :meth:`tools`).
         """
-        tools = self.tools()
+        tools = self.tools(timeout=timeout)
         for tool in tools:
             if name in (tool.name, tool.remote_name):
                 return tool
@@ -308,15 +318,15 @@ class MCPToolset:
         Args:
             name: The tool's local or server name.
             arguments: The arguments (validated against the tool's schema).
-            timeout: Seconds for this call instead of ``call_timeout``.
+            timeout: Seconds for this call instead of ``call_timeout``, the server's
+                start-up and listing included when they are still to come.
         """
+        started = time.monotonic()
         try:
-            tool = self.tool(name)
+            tool = self.tool(name, timeout=timeout)
         except ToolError as exc:
             return ToolResult.failure(exc.error_type, exc.message, retryable=exc.retryable)
-        if timeout is not None:
-            tool = tool.with_timeout(timeout)
-        return tool.execute(**dict(arguments or {}))
+        return within(tool, timeout, started, self.label).execute(**dict(arguments or {}))
 
     # ------------------------------------------------------------------ calls
 
@@ -427,6 +437,17 @@ class MCPToolset:
     def __repr__(self) -> str:
         mode = "persistent" if self.persistent else "spawn-per-call"
         return f"MCPToolset({self.label!r}, {mode})"
+
+
+def within(tool: MCPTool, timeout: float | None, started: float, label: str) -> MCPTool:
+    """``tool`` with what is left of ``timeout`` (seconds since ``started``, a monotonic
+    time) for its call: one budget for start-up, listing and the call together."""
+    if timeout is None:
+        return tool
+    left = timeout - (time.monotonic() - started)
+    if left <= 0:
+        raise ToolTimeoutError(f"The MCP server {label!r} did not answer within {timeout:g} seconds.")
+    return tool.with_timeout(left)
 
 
 def _category(value: ToolCategory | str, key: str) -> ToolCategory:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
+import pickle
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,9 @@ from tools.builtin.code_executor import (
     SandboxResult,
     default_interpreters,
 )
-from tools.builtin.code_executor._bwrap import bwrap_argv, parse_status, prlimit_argv
+from tools.builtin.code_executor._bwrap import parse_status
 from tools.builtin.code_executor._capture import Capture
-from tools.builtin.code_executor._layout import (
-    Layout,
-    build_layout,
-    reachable_by_others,
-    revealing,
-    sandbox_executable,
-    world_writable_dirs,
-)
+from tools.builtin.code_executor._layout import sandbox_executable
 from tools.builtin.code_executor._outcome import from_bwrap, from_launcher
 from tools.builtin.code_executor._seccomp import SeccompUnavailableError, compile_filter
 from tools.builtin.code_executor.local import world_executable
@@ -148,6 +140,22 @@ def test_close_only_closes_an_owned_sandbox() -> None:
     assert owned.execute(code="print(1)").error is not None
 
 
+def test_hidden_dirs_configure_the_tools_own_sandbox_and_travel_with_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="hidden_dirs"):
+        CodeExecutorTool(sandbox=FakeSandbox(), hidden_dirs=[tmp_path])
+    data = tmp_path / "data"
+    data.mkdir()
+    tool = CodeExecutorTool(hidden_dirs=[data])
+    copy = pickle.loads(pickle.dumps(tool))  # as a Ray actor gets it: a sandbox of its own
+    try:
+        assert tool.manual.risk == copy.manual.risk == "safe"
+        assert isinstance(copy.sandbox, LocalSandbox) and copy.sandbox is not tool.sandbox
+        assert copy._hidden_dirs == tool._hidden_dirs == (str(data),)  # the copy's sandbox hides them too
+    finally:
+        tool.close()
+        copy.close()
+
+
 def test_limits_must_be_positive_and_consistent() -> None:
     assert SandboxLimits().timeout_seconds == 10.0
     with pytest.raises(ValueError, match="cpu_seconds must be positive"):
@@ -248,101 +256,7 @@ def test_constructor_rejects_unknown_launchers_and_root_without_a_uid_drop() -> 
         assert LocalSandbox(sandbox_uid=None, allow_weaker_isolation=True).languages()
 
 
-# -- the parts: layout, bubblewrap command line, launcher reports, seccomp ------------------
-
-
-def test_layout_hides_homes_and_data_dirs_and_privatises_scratch(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    (data / "nested").mkdir(parents=True)
-    layout = build_layout(hidden_dirs=[str(data), str(data / "nested"), "/nonexistent"], disk_mb=32, home=None)
-    scratch = dict(layout.scratch)
-    assert scratch["/tmp"] == 32
-    if Path("/run/lock").is_dir():
-        assert scratch["/run/lock"] == 4
-    # tmp_path lies in /tmp, which is scratch already: the data dir is covered by it
-    assert str(data) not in layout.hidden
-    assert "/home" in layout.hidden
-    assert layout.covers(str(data / "nested" / "x")) is True
-    assert layout.covers("/usr/bin/python3") is False
-    assert layout.reveal == ()
-
-
-def test_world_writable_dirs_are_found_one_level_down(tmp_path: Path) -> None:
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared").chmod(0o1777)
-    (tmp_path / "private").mkdir(mode=0o755)
-    (tmp_path / "link").symlink_to(tmp_path / "shared")
-    assert world_writable_dirs([str(tmp_path)]) == [str(tmp_path / "shared")]
-
-
-def test_an_interpreter_in_a_hidden_dir_is_resolved_or_revealed(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").symlink_to(sys.executable)
-    layout = Layout(scratch=((str(tmp_path), 8),), hidden=(), reveal=())
-    assert sandbox_executable(str(venv / "bin" / "python"), hidden=layout) == os.path.realpath(sys.executable)
-    assert sandbox_executable("/usr/bin/env", hidden=layout) == "/usr/bin/env"  # visible: kept
-    copy = tmp_path / "copied" / "bin" / "python3"
-    copy.parent.mkdir(parents=True)
-    copy.write_bytes(b"")
-    (tmp_path / "copied" / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).resolve().parent}\n")
-    base = sandbox_executable(str(copy), hidden=layout)
-    assert base == os.path.realpath(Path(sys.executable).resolve().parent / "python3")
-    private = tmp_path / "opt" / "py" / "bin" / "python3"
-    private.parent.mkdir(parents=True)
-    private.write_bytes(b"")
-    assert revealing(layout, [str(private)]).reveal == (str(tmp_path / "opt" / "py"),)
-    assert revealing(layout, ["/usr/bin/env"]).reveal == ()
-
-
-def test_directories_other_users_cannot_reach_are_left_out_for_the_sandbox_uid() -> None:
-    base = Path(tempfile.mkdtemp(prefix="tooldeck-layout-test-"))  # in the world-traversable /tmp
-    try:
-        base.chmod(0o755)
-        closed = base / "closed"
-        (closed / "data").mkdir(parents=True)
-        closed.chmod(0o700)
-        reachable = base / "open"
-        reachable.mkdir(mode=0o755)
-        layout = Layout(scratch=(), hidden=(str(closed / "data"), str(reachable)), reveal=())
-        assert reachable_by_others(layout).hidden == (str(reachable),)
-    finally:
-        shutil.rmtree(base)
-
-
-def test_bwrap_command_line() -> None:
-    layout = Layout(scratch=(("/tmp", 8),), hidden=("/home",), reveal=("/home/u/.pyenv",))
-    argv = bwrap_argv(
-        "/usr/bin/bwrap", command=["prlimit", "--", "/usr/bin/python3", "/tmp/w/main.py"], cwd="/tmp/w",
-        layout=layout, disk_mb=8, program_fd=5, status_fd=6, seccomp_fd=7,
-        isolate_network=True, isolate_filesystem=True,
-    )  # fmt: skip
-    mib = str(1024 * 1024)
-    assert argv == [
-        "/usr/bin/bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--size", str(8 * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
-        "--size", mib, "--perms", "0755", "--tmpfs", "/home",
-        "--ro-bind", "/home/u/.pyenv", "/home/u/.pyenv",
-        "--size", str(8 * 1024 * 1024), "--perms", "0700", "--tmpfs", "/tmp/w",
-        "--perms", "0600", "--file", "5", "/tmp/w/main.py",
-        "--remount-ro", "/home",
-        "--chdir", "/tmp/w", "--json-status-fd", "6", "--seccomp", "7",
-        "--", "prlimit", "--", "/usr/bin/python3", "/tmp/w/main.py",
-    ]  # fmt: skip
-    shared = bwrap_argv(
-        "bwrap", command=["x"], cwd="/w", layout=layout, disk_mb=8, program_fd=5, status_fd=6,
-        seccomp_fd=None, isolate_network=False, isolate_filesystem=False,
-    )  # fmt: skip
-    assert shared == [
-        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--share-net",
-        "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-        "--chdir", "/w", "--json-status-fd", "6", "--", "x",
-    ]  # fmt: skip
-    limits = {"cpu": 5, "as": 1024, "nproc": 32, "core": 0}
-    assert prlimit_argv("/usr/bin/prlimit", limits) == [
-        "/usr/bin/prlimit", "--cpu=5:6", "--as=1024", "--nproc=32", "--core=0", "--",
-    ]  # fmt: skip
+# -- the parts: launcher reports, seccomp (layout and command lines: test_code_exec_layout.py) -----
 
 
 @pytest.mark.parametrize(
