@@ -251,9 +251,8 @@ class OrchestratorService:
         """The service the environment describes: `Settings.from_env(env, **overrides)`, the
         tools adopted in the user's and the current directory's registry files (the latter
         only once trusted: ``tooldeck trust``), the user's approvals file
-        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``) and state key (``TOOLDECK_STATE_KEY_FILE``
-        when set), and run records in the data directory (``tooldeck runs list``); with
-        ``settings.database_url``, the approvals and the run records in that database.
+        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``; with ``database_url``, its database) and
+        state key (or ``TOOLDECK_STATE_KEY_FILE``), run records in the data directory (or that database).
 
         Raises:
             SettingsError: a setting is malformed.
