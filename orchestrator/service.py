@@ -259,8 +259,8 @@ class OrchestratorService:
         """The service the environment describes: `Settings.from_env(env, **overrides)`, the
         tools adopted in the user's and the current directory's registry files (the latter
         only once trusted: ``tooldeck trust``), the user's approvals file
-        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``) and state key, and run records in
-        the data directory (``tooldeck runs list``).
+        (``$XDG_CONFIG_HOME/tooldeck/approvals.json``; with ``database_url``, its database) and
+        state key (or ``TOOLDECK_STATE_KEY_FILE``), run records in the data directory (or that database).
 
         Raises:
             SettingsError: a setting is malformed.
@@ -274,7 +274,7 @@ class OrchestratorService:
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
         approvals = open_approvals_store(env, database_url=_secret(settings.database_url))
         signer = StateSigner.from_env(env)
-        runs = run_store_from_env(env, settings.data_dir)
+        runs = run_store_from_env(env, settings.data_dir, database_url=_secret(settings.database_url))
         return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer, runs=runs)
 
     def _router(self) -> ToolRouter:

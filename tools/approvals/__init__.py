@@ -38,7 +38,13 @@ from tools.approvals.levels import DEFAULT_FREEDOM, FREEDOM_VARIABLE, FreedomLev
 from tools.approvals.policy import ApprovalCheck, ApprovalPolicy
 from tools.approvals.postgres_store import ApprovalsDatabaseError, PostgresApprovalsStore
 from tools.approvals.preview import Preview, approval_preview, files_diff
-from tools.approvals.signing import STATE_KEY_FILE, StateKeyError, StateSignatureError, StateSigner
+from tools.approvals.signing import (
+    STATE_KEY_FILE,
+    STATE_KEY_FILE_VARIABLE,
+    StateKeyError,
+    StateSignatureError,
+    StateSigner,
+)
 from tools.approvals.store import (
     APPROVALS_FILE,
     MAX_APPROVALS_BYTES,
@@ -54,6 +60,7 @@ __all__ = [
     "FREEDOM_VARIABLE",
     "MAX_APPROVALS_BYTES",
     "STATE_KEY_FILE",
+    "STATE_KEY_FILE_VARIABLE",
     "ApprovalCheck",
     "ApprovalError",
     "ApprovalMismatchError",

@@ -9,7 +9,7 @@ the setting ``TOOLDECK_DATABASE_URL`` (read by the entry point and handed in).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -62,7 +62,14 @@ class ApprovalsBackend(Protocol):
         ...
 
     def set_freedom(self, level: FreedomLevel | str | None) -> FreedomLevel | None:
-        """Store the freedom level (None removes it); returns the level stored."""
+        """Store the freedom level (None removes it: ``tooldeck configure freedom unset``);
+        returns the level stored."""
+        ...
+
+    def update(self, change: Callable[[ApprovalsFile], ApprovalsFile]) -> ApprovalsFile:
+        """Read everything, apply ``change`` and store the result, atomically: no write of
+        another process in between is lost; nothing is written when ``change`` returns its
+        argument unchanged. Returns what is stored now."""
         ...
 
 

@@ -148,11 +148,7 @@ class PostgresApprovalsStore:
                 "(64 characters 0-9a-f); take it from the refusal's details or from tool_version_hash(tool)"
             ) from None
         with self._connection() as conn:
-            conn.execute(
-                f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s) ON CONFLICT (tool) DO UPDATE "  # noqa: S608
-                "SET version_hash = excluded.version_hash, approved_at = excluded.approved_at, risk = excluded.risk",
-                (tool_id, approval.version_hash, approval.approved_at, approval.risk),
-            )
+            self._store_approval(conn, tool_id, approval)
         return approval
 
     def revoke(self, tool_id: str) -> ToolApproval | None:
@@ -176,17 +172,63 @@ class PostgresApprovalsStore:
         """
         parsed = None if level is None else FreedomLevel.parse(level)
         with self._connection() as conn:
-            if parsed is None:
-                conn.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE name = 'freedom'")  # noqa: S608
-            else:
-                conn.execute(
-                    f"INSERT INTO {SETTINGS_TABLE} (name, value) VALUES ('freedom', %s) "  # noqa: S608
-                    "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                    (parsed.value,),
-                )
+            self._store_level(conn, parsed)
         return parsed
 
+    def update(self, change: Callable[[ApprovalsFile], ApprovalsFile]) -> ApprovalsFile:
+        """Read everything under a lock, apply ``change``, write the difference, in one transaction.
+
+        Writers (``approve``, ``revoke``, ``set_freedom``, other updates) wait for the lock,
+        so nothing another process writes meanwhile is lost; readers do not wait. Nothing
+        is written when ``change`` returns its argument unchanged.
+
+        Raises:
+            ApprovalsDatabaseError: the database cannot be used, or holds a row that is not
+                an approval (nothing is written).
+        """
+        with self._connection() as conn:
+            conn.execute(f"LOCK TABLE {TABLE}, {SETTINGS_TABLE} IN SHARE ROW EXCLUSIVE MODE")
+            level = self._level(conn)
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY tool").fetchall()  # noqa: S608
+            old = ApprovalsFile(freedom=level, approvals={row[0]: self._approval(row) for row in rows})
+            new = change(old)
+            if new is old:
+                return old
+            self._write_difference(conn, old, new)
+        return new
+
     # ------------------------------------------------------------------ internals
+
+    def _write_difference(
+        self, conn: psycopg.Connection[tuple[Any, ...]], old: ApprovalsFile, new: ApprovalsFile
+    ) -> None:
+        gone = sorted(set(old.approvals) - set(new.approvals))
+        if gone:
+            conn.execute(f"DELETE FROM {TABLE} WHERE tool = ANY(%s)", (gone,))  # noqa: S608
+        for tool in sorted(new.approvals):
+            if old.approvals.get(tool) != new.approvals[tool]:
+                self._store_approval(conn, tool, new.approvals[tool])
+        if new.freedom != old.freedom:
+            self._store_level(conn, new.freedom)
+
+    @staticmethod
+    def _store_approval(conn: psycopg.Connection[tuple[Any, ...]], tool: str, approval: ToolApproval) -> None:
+        conn.execute(
+            f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s) ON CONFLICT (tool) DO UPDATE "  # noqa: S608
+            "SET version_hash = excluded.version_hash, approved_at = excluded.approved_at, risk = excluded.risk",
+            (tool, approval.version_hash, approval.approved_at, approval.risk),
+        )
+
+    @staticmethod
+    def _store_level(conn: psycopg.Connection[tuple[Any, ...]], level: FreedomLevel | None) -> None:
+        if level is None:
+            conn.execute(f"DELETE FROM {SETTINGS_TABLE} WHERE name = 'freedom'")  # noqa: S608
+        else:
+            conn.execute(
+                f"INSERT INTO {SETTINGS_TABLE} (name, value) VALUES ('freedom', %s) "  # noqa: S608
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (level.value,),
+            )
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:

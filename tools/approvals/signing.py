@@ -21,6 +21,12 @@ in it is believed::
   refused with a message saying how to fix it.
 * Rotating the key is removing the file: a new one is made on the next pause, and states
   signed with the old key are refused ("signed with another key").
+* **Replicas share one key.** A state paused on one host resumes on another only when both
+  sign with the same key: ``TOOLDECK_STATE_KEY_FILE=/etc/tooldeck/state.key`` (read by the
+  entry points through :meth:`~StateSigner.from_env`) names a key file the operator made once
+  and copied to every replica. Such a key is never created: a missing file is an error at
+  the first pause or resume, not a fresh key per host. It is checked like the user's own (a
+  regular file of this user, not a symlink, nobody else may read or write it, 64 hex digits).
 * :meth:`StateSigner.ephemeral` makes a key that lives in memory only (the default of an
   ``AgentGraph``): its states resume only through the same signer object.
 """
@@ -43,6 +49,8 @@ from tools.approvals.hashing import canonical_json
 
 #: The key file's name in the user's configuration directory.
 STATE_KEY_FILE = "state.key"
+#: The setting naming a key file shared by several replicas (read by the entry points).
+STATE_KEY_FILE_VARIABLE = "TOOLDECK_STATE_KEY_FILE"
 #: The field of a signed document that holds its signature.
 SIGNATURE_FIELD = "signature"
 #: The only algorithm this code writes and accepts.
@@ -76,18 +84,23 @@ class StateSigner:
             :meth:`ephemeral` instead of passing one by hand.
         key_file: Where the key lives (read lazily, created on the first :meth:`sign`);
             exactly one of ``key`` and ``key_file``.
+        create: False: the key file must exist (a key shared by several replicas, see
+            :meth:`from_env`); it is never made here.
 
     Raises:
         ValueError: neither or both of ``key`` and ``key_file``, or a key shorter than 32 bytes.
     """
 
-    def __init__(self, key: bytes | None = None, *, key_file: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, key: bytes | None = None, *, key_file: str | os.PathLike[str] | None = None, create: bool = True
+    ) -> None:
         if (key is None) == (key_file is None):
             raise ValueError("StateSigner needs exactly one of key= (bytes) and key_file= (a path)")
         if key is not None and len(key) < _KEY_BYTES:
             raise ValueError(f"a state key has at least {_KEY_BYTES} bytes, got {len(key)}")
         self._key = key
         self.key_file = Path(key_file) if key_file is not None else None
+        self._create = create
         self._lock = threading.Lock()
 
     @classmethod
@@ -102,7 +115,12 @@ class StateSigner:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> StateSigner:
-        """The user's signer: ``state.key`` in ``$XDG_CONFIG_HOME/tooldeck`` (else ``~/.config/tooldeck``)."""
+        """The signer of this deployment: the key file ``TOOLDECK_STATE_KEY_FILE`` names when
+        it is set (one key for every replica; it must exist, it is never created), else the
+        user's ``state.key`` in ``$XDG_CONFIG_HOME/tooldeck`` (else ``~/.config/tooldeck``)."""
+        shared = env.get(STATE_KEY_FILE_VARIABLE, "").strip()
+        if shared:
+            return cls(key_file=Path(shared).expanduser(), create=False)
         from tools.store.registry_store import user_config_dir
 
         return cls(key_file=user_config_dir(env) / STATE_KEY_FILE)
@@ -189,12 +207,34 @@ class StateSigner:
     # ------------------------------------------------------------------ the key
 
     def _load(self, *, create: bool) -> bytes | None:
-        """The key; from the key file when there is one (None: no file and ``create`` is false)."""
+        """The key; from the key file when there is one (None: no file and ``create`` is false).
+
+        Raises:
+            StateKeyError: the key file is unusable, or a shared key (``create=False`` at
+                construction) is missing or named by a relative path.
+        """
         if self._key is not None or self.key_file is None:
             return self._key
+        path = self.key_file
+        if not self._create and not path.is_absolute():
+            raise StateKeyError(
+                f"{STATE_KEY_FILE_VARIABLE} must name the key file by an absolute path (every replica resolves it "
+                f"alike), got {str(path)[:200]!r}"
+            )
         with self._lock:
-            key = _read_key(self.key_file)
-            return _create_key(self.key_file) if key is None and create else key
+            key = _read_key(path)
+            if key is None and not self._create:
+                raise StateKeyError(_missing_shared_key(path))
+            return _create_key(path) if key is None and create else key
+
+
+def _missing_shared_key(path: Path) -> str:
+    return (
+        f"state key {path} ({STATE_KEY_FILE_VARIABLE}) does not exist; it is never created, because every replica "
+        f'must sign with the same key: make it once (umask 077; python -c "import secrets; '
+        f'print(secrets.token_hex(32))" > {path.name}) and copy it to {path} on each host, owned by the user '
+        "tooldeck runs as, mode 600"
+    )
 
 
 def key_id(key: bytes) -> str:
@@ -222,6 +262,11 @@ def _read_key(path: Path) -> bytes | None:
             raise StateKeyError(
                 f"state key {path} is a symlink; a key must be a regular file of this user: replace the link with "
                 "the file it points to (chmod 600)"
+            ) from None
+        if isinstance(exc, PermissionError) and os.name != "nt":
+            raise StateKeyError(
+                f"state key {path} cannot be read by this user (uid {os.geteuid()}: {exc.strerror or exc}); a key must "
+                "be a file of the user tooldeck runs as: chown it to that user, chmod 600"
             ) from None
         raise StateKeyError(f"state key {path} cannot be read ({exc.strerror or exc})") from None
     with os.fdopen(fd, "rb") as handle:

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from tools.approvals import ApprovalPolicy, Approver
+    from tools.metrics import ToolStats
     from tools.store import ExecutionService, RegistryService, RegistryStore, ToolCatalog
-    from tools.telemetry import MetricsStore
+    from tools.telemetry import MetricsBackend
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -56,10 +57,18 @@ class CliContext:
 
     @property
     def database_url(self) -> str | None:
-        """``TOOLDECK_DATABASE_URL``: the PostgreSQL database of the shared state, or None."""
-        from tools.postgres import DATABASE_URL_VARIABLE
+        """``TOOLDECK_DATABASE_URL``: the PostgreSQL database of the shared state, or None.
 
-        return self.env.get(DATABASE_URL_VARIABLE, "").strip() or None
+        Raises:
+            CliError: it is set but not a ``postgresql://`` URL.
+        """
+        from tools.postgres import DATABASE_URL_VARIABLE, check_database_url
+
+        value = self.env.get(DATABASE_URL_VARIABLE, "").strip()
+        try:
+            return check_database_url(value) if value else None
+        except ValueError as exc:
+            fail(str(exc))
 
     @property
     def tooldeck_dir(self) -> Path:
@@ -127,13 +136,47 @@ class CliContext:
             approver=approver,
         )
 
-    def metrics_store(self) -> MetricsStore:
-        """The project's metrics store (flushed when the command ends)."""
-        from tools.telemetry import MetricsStore
+    def metrics_store(self) -> MetricsBackend:
+        """The metrics store (flushed when the command ends): the project's
+        ``.tooldeck/metrics.json``, or the database of ``TOOLDECK_DATABASE_URL``."""
+        from tools.telemetry import open_metrics_store
 
-        store = MetricsStore(self.tooldeck_dir / "metrics.json", flush_interval=None)
+        try:
+            store = open_metrics_store(
+                self.tooldeck_dir / "metrics.json", database_url=self.database_url, flush_interval=None
+            )
+        except ValueError as exc:
+            fail(str(exc))
         self._closers.append(store.close)
         return store
+
+    def stored_metrics(self, path: Path | None = None) -> dict[str, ToolStats]:
+        """The figures every process has written: of the metrics file ``path`` when given,
+        else of the database of ``TOOLDECK_DATABASE_URL``, else of ``.tooldeck/metrics.json``
+        (empty when there is none).
+
+        Raises:
+            CliError: the file or the database cannot be read.
+        """
+        from tools.postgres import DatabaseError
+        from tools.telemetry import MetricsFileError, MetricsStore, PostgresMetricsStore
+
+        if path is None and self.database_url is not None:
+            try:
+                with PostgresMetricsStore(self.database_url, flush_interval=None) as database:
+                    return database.read_database()
+            except (ValueError, DatabaseError) as exc:
+                fail(f"metrics: {exc}")
+        path = path or self.tooldeck_dir / "metrics.json"
+        if not path.exists():
+            return {}
+        store = MetricsStore(path, flush_interval=None)
+        try:
+            return store.read_file()
+        except MetricsFileError as exc:
+            fail(f"{exc}")
+        finally:
+            store.close()
 
     def _catalog_exists(self) -> bool:
         return (self.catalog_path or self.tooldeck_dir / "catalog.sqlite3").exists()

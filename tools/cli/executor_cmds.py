@@ -17,29 +17,16 @@ def register(app: typer.Typer) -> None:
     app.add_typer(executor_app, name="executor")
 
 
-def _metrics(path: Path) -> dict[str, dict[str, Any]]:
-    """Per-tool figures from the learning loop's metrics file (empty when there is none)."""
-    from tools.telemetry import MetricsFileError, MetricsStore
-
-    if not path.exists():
-        return {}
-    store = MetricsStore(path, flush_interval=None)
-    try:
-        figures = store.read_file()
-    except MetricsFileError as exc:
-        fail(f"{exc}")
-    finally:
-        store.close()
-    return {name: stats.to_dict() for name, stats in figures.items()}
-
-
 @executor_app.command("status")
 def status(
     ctx: typer.Context,
     directory: Annotated[Path, typer.Argument(help="Directory of tool binaries.")],
     metrics: Annotated[
         Path | None,
-        typer.Option("--metrics", help="Metrics JSON file (default: .tooldeck/metrics.json when present)."),
+        typer.Option(
+            "--metrics",
+            help="Metrics JSON file (default: the database of TOOLDECK_DATABASE_URL, else .tooldeck/metrics.json).",
+        ),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for each --schema answer.")] = 5.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
@@ -61,7 +48,7 @@ def status(
     cli = state(ctx)
     if not directory.is_dir():
         fail(f"{directory} is not a directory; pass the directory that holds the tool binaries")
-    figures = _metrics(metrics or cli.tooldeck_dir / "metrics.json")
+    figures = {name: stats.to_dict() for name, stats in cli.stored_metrics(metrics).items()}
     service = ToolExecutorService(directory, env=cli.env, poll_interval=0, schema_timeout=timeout)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console(stderr=True), transient=True) as p:
         p.add_task(f"asking the binaries in {directory} for --schema", total=None)

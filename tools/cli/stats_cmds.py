@@ -1,4 +1,5 @@
-"""``tooldeck stats``: the learning loop's figures, per tool, from ``.tooldeck/metrics.json``."""
+"""``tooldeck stats``: the learning loop's figures, per tool, from ``.tooldeck/metrics.json`` (or
+the database of ``TOOLDECK_DATABASE_URL``)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,11 @@ def stats(  # noqa: PLR0917 - typer maps parameters to options
     ] = 0.7,
     min_calls: Annotated[int, typer.Option("--min-calls", min=1, help="Calls needed before judging a tool.")] = 5,
     metrics: Annotated[
-        Path | None, typer.Option("--metrics", help="Metrics file (default: .tooldeck/metrics.json).")
+        Path | None,
+        typer.Option(
+            "--metrics",
+            help="Metrics file (default: the database of TOOLDECK_DATABASE_URL, else .tooldeck/metrics.json).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
@@ -39,19 +44,12 @@ def stats(  # noqa: PLR0917 - typer maps parameters to options
       tooldeck stats get_current_time
       tooldeck stats --degraded --threshold 0.8 --json
     """
-    from tools.telemetry import MetricsFileError, MetricsStore, render_stats_table, stats_rows
+    from tools.telemetry import render_stats_table, stats_rows
 
     cli = state(ctx)
-    path = metrics or cli.tooldeck_dir / "metrics.json"
     if metrics is not None and not metrics.exists():
         fail(f"metrics file {metrics} does not exist; run some tools first or pass the right --metrics path")
-    store = MetricsStore(path, flush_interval=None)
-    try:
-        figures = store.read_file() if path.exists() else {}
-    except MetricsFileError as exc:
-        fail(f"{exc}")
-    finally:
-        store.close()
+    figures = cli.stored_metrics(metrics)
     names = [config.id for config in cli.registry_service(with_catalog=False).list_tools()]
     rows = stats_rows(figures, names, tool=tool_id, degraded_only=degraded, threshold=threshold, min_calls=min_calls)
     if tool_id is not None and not rows:

@@ -136,6 +136,11 @@ class Database:
             logger.info("database %s: %s schema upgraded by %d step(s)", self.location, component, applied)
         self._migrated.add(component)
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called (the object cannot be used any more)."""
+        return self._closed
+
     def close(self) -> None:
         """Close every connection (the object cannot be used afterwards)."""
         with self._lock:

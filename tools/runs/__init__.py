@@ -3,8 +3,9 @@
 The orchestrator writes a `RunRecord` when a run starts, pauses and ends; ``tooldeck runs
 list`` / ``tooldeck runs show`` and the console read them; ``python -m orchestrator
 --resume ID`` finds a paused run by its id. Records live behind the small `RunStore`
-interface: `FileRunStore` (JSON files in the data directory, the default) here, a
-database elsewhere. Records are redacted (`redacted`) before they are stored.
+interface: `FileRunStore` (JSON files in the data directory, the default), or
+`PostgresRunStore` (one PostgreSQL table every replica shares, ``TOOLDECK_DATABASE_URL``);
+`run_store_from_env` picks one. Records are redacted (`redacted`) before they are stored.
 """
 
 from tools.runs._redact import redacted
@@ -21,6 +22,7 @@ from tools.runs.model import (
     bounded_arguments,
     bounded_text,
 )
+from tools.runs.postgres_store import PostgresRunStore
 from tools.runs.store import (
     DEFAULT_MAX_AGE,
     DEFAULT_MAX_RUNS,
@@ -38,6 +40,7 @@ __all__ = [
     "MAX_TOOL_CALLS",
     "RUN_STATUSES",
     "FileRunStore",
+    "PostgresRunStore",
     "RecordedApproval",
     "RecordedStep",
     "RecordedToolCall",

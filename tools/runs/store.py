@@ -3,8 +3,9 @@
 `RunStore` is four methods (``save``, ``get``, ``list``, ``prune``). `FileRunStore`, the
 default, keeps one JSON file per run under ``<data dir>/runs/`` (``TOOLDECK_DATA_DIR``, else
 ``$XDG_DATA_HOME/tooldeck``, else ``~/.local/share/tooldeck``), each written atomically
-(a reader never sees half a record) with mode 0600, bounded by count and by age. Another
-implementation (PostgreSQL, for several machines) keeps the same contract:
+(a reader never sees half a record) with mode 0600, bounded by count and by age.
+`~tools.runs.PostgresRunStore` (``TOOLDECK_DATABASE_URL``, for several machines) keeps the
+same contract:
 
 * ``save`` replaces the record with the same id (a paused run resumed is one record whose
   status moves on); it stores what it is given, so redact first (`redacted`).
@@ -25,13 +26,16 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from tools._files import atomic_write_text
 from tools.errors import TooldeckError
 from tools.runs.model import FORMAT_VERSION, RunRecord, RunStatus
+
+if TYPE_CHECKING:
+    from tools.postgres import Database
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -103,10 +107,32 @@ def data_dir_from_env(env: Mapping[str, str]) -> Path:
     return (Path(home) if home else Path.home()) / ".local" / "share" / "tooldeck"
 
 
-def run_store_from_env(env: Mapping[str, str], data_dir: Path | None = None) -> RunStore:
-    """The run store an entry point uses: the files under ``<data dir>/runs`` (``data_dir``
+def run_store_from_env(
+    env: Mapping[str, str],
+    data_dir: Path | None = None,
+    *,
+    database_url: str | None = None,
+    database: Database | None = None,
+) -> RunStore:
+    """The run store an entry point uses: the table ``tooldeck_runs`` of the PostgreSQL
+    database of ``database_url`` (else ``TOOLDECK_DATABASE_URL`` in ``env``) or ``database``,
+    so every replica sees every run; else the files under ``<data dir>/runs`` (``data_dir``
     when given, else `data_dir_from_env`). The one place that picks a `RunStore` for the
-    CLIs (``python -m orchestrator``, ``tooldeck runs``): another backend plugs in here."""
+    CLIs (``python -m orchestrator``, ``tooldeck runs``).
+
+    Raises:
+        RunStoreError: ``TOOLDECK_DATABASE_URL`` is set but not a ``postgresql://`` URL.
+    """
+    from tools.postgres import DATABASE_URL_VARIABLE, check_database_url
+
+    url = database_url or env.get(DATABASE_URL_VARIABLE, "").strip() or None
+    if database is not None or url is not None:
+        from tools.runs.postgres_store import PostgresRunStore
+
+        try:
+            return PostgresRunStore(None if database is not None else check_database_url(url), database=database)
+        except ValueError as exc:
+            raise RunStoreError(str(exc)) from None
     return FileRunStore((data_dir if data_dir is not None else data_dir_from_env(env)) / "runs")
 
 
@@ -144,17 +170,13 @@ class FileRunStore:
         return f"FileRunStore({str(self.directory)!r})"
 
     def _path(self, run_id: str) -> Path:
-        if not _ID.match(run_id):
-            raise RunStoreError(f"{run_id[:100]!r} is not a run id (letters, digits, _ and - only)")
-        return self.directory / f"{run_id}.json"
+        return self.directory / f"{check_run_id(run_id)}.json"
 
     def save(self, record: RunRecord) -> None:
         """Write ``record`` atomically (mode 0600), then prune."""
         path = self._path(record.id)
-        text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n"
-        text = _SURROGATE.sub(_escaped, text)  # UTF-8 cannot carry them; the JSON escape reads back the same
         try:
-            atomic_write_text(path, text, mode=0o600)
+            atomic_write_text(path, record_text(record), mode=0o600)
         except OSError as exc:
             raise RunStoreError(
                 f"cannot write the run record {path} ({exc.strerror or exc}); set TOOLDECK_DATA_DIR to a writable "
@@ -223,23 +245,53 @@ def _read(path: Path) -> bytes:
 
 
 def _parse(path: Path, raw: bytes) -> RunRecord:
+    return parse_record(raw, where=f"run record {path}", run_id=path.stem)
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` when it is a run id (a file name: letters, digits, ``_`` and ``-``), else
+    `RunStoreError` (shared by the run stores)."""
+    if not isinstance(run_id, str) or not _ID.match(run_id):
+        raise RunStoreError(f"{str(run_id)[:100]!r} is not a run id (letters, digits, _ and - only)")
+    return run_id
+
+
+def record_text(record: RunRecord) -> str:
+    """The stored form of ``record``: indented JSON text, lone surrogates as JSON escapes (UTF-8
+    cannot carry them; the escape reads back the same), NUL and other controls escaped."""
+    text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n"
+    return _SURROGATE.sub(_escaped, text)
+
+
+def parse_record(raw: bytes | str, *, where: str, run_id: str) -> RunRecord:
+    """The record `record_text` wrote, checked: JSON, not from a newer tooldeck, a valid
+    record, of run ``run_id``.
+
+    Args:
+        raw: The stored text.
+        where: How errors name it (``run record /data/runs/run_x.json``).
+        run_id: The run it is stored as.
+
+    Raises:
+        RunStoreError: any of the checks fails (the message names ``where`` and the fix).
+    """
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise RunStoreError(f"run record {path} is not valid JSON ({exc}); delete it or restore it") from None
+        raise RunStoreError(f"{where} is not valid JSON ({exc}); delete it or restore it") from None
     if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > FORMAT_VERSION:
         raise RunStoreError(
-            f"run record {path} has format version {data['version']}, newer than this tooldeck's ({FORMAT_VERSION}); "
+            f"{where} has format version {data['version']}, newer than this tooldeck's ({FORMAT_VERSION}); "
             "upgrade tooldeck to read it"
         )
     try:
         record = RunRecord.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise RunStoreError(f"run record {path} is not a run record: {where}: {first['msg']}") from None
-    if f"{record.id}.json" != path.name:
-        raise RunStoreError(f"run record {path} holds run {record.id!r}, not the one its name says")
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise RunStoreError(f"{where} is not a run record: {field}: {first['msg']}") from None
+    if record.id != run_id:
+        raise RunStoreError(f"{where} holds run {record.id!r}, not the one its name says")
     return record
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.metrics import BUCKETS, OVERFLOW_BUCKET, ToolStats
+from tools.telemetry._batch import buckets_in
 from tools.telemetry._buckets import merge_series
 from tools.telemetry._file import Figures, MetricsFileError, move_aside, read_snapshot, snapshot_log
 from tools.telemetry._log import read_log
@@ -128,11 +129,6 @@ def merge(target: Figures, delta: Figures, max_tools: int) -> None:
         hours = delta.series.get(name)
         if hours:
             merge_series(target.series, {key: hours})
-
-
-def buckets_in(stats: dict[str, ToolStats]) -> int:
-    """How many of the non-tool entries (unknown tools, overflow) ``stats`` holds."""
-    return sum(1 for bucket in BUCKETS if bucket in stats)
 
 
 def stat_key(path: Path) -> _StatKey | None:

@@ -20,10 +20,8 @@ import contextlib
 import errno
 import glob
 import logging
-import math
 import os
 import threading
-import weakref
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -33,9 +31,10 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from tools._files import atomic_write_text
-from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, OVERFLOW_BUCKET, ToolStats, add_call, degraded, metrics_key
-from tools.result import ErrorInfo, ToolResult
-from tools.telemetry._buckets import Bucket, Series, call_hour, prune
+from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, ToolStats, degraded
+from tools.result import ToolResult
+from tools.telemetry._batch import Item, buckets_in, drain_calls, inside, start_flusher
+from tools.telemetry._buckets import Bucket, Series, prune
 from tools.telemetry._file import (
     Figures,
     MetricsFileError,
@@ -46,8 +45,7 @@ from tools.telemetry._file import (
     snapshot_log,
 )
 from tools.telemetry._log import append_line
-from tools.telemetry._reader import FileReader, buckets_in, merge
-from tools.telemetry._redaction import summarize_error
+from tools.telemetry._reader import FileReader, merge
 from tools.telemetry.series import DEFAULT_RETENTION, HourBucket, ToolSummary, hour_key, summarize
 
 logger = logging.getLogger(__name__)
@@ -55,7 +53,6 @@ logger = logging.getLogger(__name__)
 #: Where a project keeps its metrics unless told otherwise (relative to the working directory).
 DEFAULT_METRICS_PATH = Path(".tooldeck") / "metrics.json"
 
-_Item = tuple[dict[str, Any], ErrorInfo | None]
 _UTC = timezone.utc
 
 
@@ -123,7 +120,7 @@ class MetricsStore:
         self._max_buckets = max_buckets
         self._compact_bytes = compact_bytes
         self._clock = clock
-        self._queue: deque[_Item] = deque()
+        self._queue: deque[Item] = deque()
         self._append = self._queue.append
         self._deltas: dict[str, ToolStats] = {}
         self._series: Series = {}
@@ -134,13 +131,8 @@ class MetricsStore:
         self._reader = FileReader(self.path, max_tools, self._locked)
         self._thread: threading.Thread | None = None
         if flush_interval is not None:
-            self._thread = threading.Thread(
-                target=_flush_loop,
-                args=(weakref.ref(self), flush_interval, self._wake, self._stop),
-                name=f"tooldeck-metrics-{self.path.name}",
-                daemon=True,
-            )
-            self._thread.start()
+            name = f"tooldeck-metrics-{self.path.name}"
+            self._thread = start_flusher(self, flush_interval, name=name, wake=self._wake, stop=self._stop)
         # A strong reference until close(): a store dropped without closing still writes
         # its last figures when the interpreter exits.
         atexit.register(self._close_at_exit)
@@ -330,7 +322,7 @@ class MetricsStore:
         _, hours = self._one(tool_name, since)
         high = hour_key(until) if until is not None else None
         return [
-            hours[hour].frozen(hour) for hour in sorted(hours) if high is None or hour < high or _inside(until, hour)
+            hours[hour].frozen(hour) for hour in sorted(hours) if high is None or hour < high or inside(until, hour)
         ]
 
     def summary(self, tool_name: str, *, since: datetime | None = None) -> ToolSummary:
@@ -369,31 +361,7 @@ class MetricsStore:
 
     def _drain(self) -> None:
         """Fold queued calls into the deltas and buckets (caller holds ``_flush_lock``)."""
-        queue, deltas, series = self._queue, self._deltas, self._series
-        popleft, lookup = queue.popleft, deltas.get
-        last_errors: dict[str, ErrorInfo] = {}
-        while queue:
-            try:
-                metadata, error = popleft()
-            except IndexError:  # pragma: no cover - only this thread pops
-                break
-            name = metadata.get("tool_name")
-            key = name if error is None and type(name) is str else None
-            stats = lookup(key) if key is not None else None  # the common case
-            if stats is None:
-                key = metrics_key(name, error)
-                stats = lookup(key)
-                if stats is None:
-                    if key not in BUCKETS and len(deltas) - buckets_in(deltas) >= self._max_tools:
-                        key = OVERFLOW_BUCKET
-                    stats = deltas.setdefault(key, ToolStats())
-                if error is not None:
-                    last_errors[key] = error
-            add_call(stats, metadata, error, None)
-            _count_hour(series, key, metadata, error)  # type: ignore[arg-type]  # key is set above
-        # Only the last error of each tool is kept: redact that one, not every failure.
-        for key, error in last_errors.items():
-            deltas[key].last_error = summarize_error(error.message, redact=self._redact)
+        drain_calls(self._queue, self._deltas, self._series, self._max_tools, self._redact)
 
     def _background_flush(self) -> None:
         try:
@@ -406,40 +374,3 @@ class MetricsStore:
             if self._failing:
                 logger.info("metrics store %s: flushing again", self.path)
             self._failing = False
-
-
-def _count_hour(series: Series, key: str, metadata: dict[str, Any], error: ErrorInfo | None) -> None:
-    duration = metadata.get("duration_ms", 0.0)
-    if type(duration) is not float:
-        duration = float(duration) if type(duration) is int else 0.0
-    if not 0.0 <= duration < math.inf:  # negative, infinite or NaN: not a duration
-        duration = 0.0
-    hours = series.get(key)
-    if hours is None:
-        hours = series[key] = {}
-    hour = call_hour(metadata.get("started_at"))
-    bucket = hours.get(hour)
-    if bucket is None:
-        bucket = hours[hour] = Bucket()
-    bucket.add(duration, None if error is None else str(error.type)[:64])
-
-
-def _inside(until: datetime | None, hour: str) -> bool:
-    """Whether ``until`` falls inside ``hour`` (that hour is then partly in the window)."""
-    return until is not None and hour_key(until) == hour and (until.minute or until.second or until.microsecond) > 0
-
-
-def _flush_loop(
-    ref: weakref.ReferenceType[MetricsStore], interval: float, wake: threading.Event, stop: threading.Event
-) -> None:
-    """The background flusher; holds the store weakly so a dropped store can be collected."""
-    while not stop.is_set():
-        wake.wait(interval)
-        wake.clear()
-        if stop.is_set():
-            return
-        store = ref()
-        if store is None:
-            return
-        store._background_flush()
-        del store

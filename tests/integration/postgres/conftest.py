@@ -1,12 +1,20 @@
-"""A private PostgreSQL cluster for this session (see `cluster`), and a fresh database per test."""
+"""A private PostgreSQL cluster for this session (see `cluster`), a fresh database per test, and
+the metrics place of the backend-parametrised metrics suites."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.integration.store.conftest import weather_api
+
+from .backends import BACKENDS, database_url_for
 from .cluster import Cluster, start_cluster
+from .metrics_places import MetricsPlace
+
+__all__ = ["database_url", "pg_cluster", "place", "weather_api"]
 
 NOT_INSTALLED = (
     "PostgreSQL is not installed (no initdb on PATH, at pg_config --bindir or in /usr/lib/postgresql/*/bin); "
@@ -37,3 +45,12 @@ def pg_cluster() -> Iterator[Cluster]:
 def database_url(pg_cluster: Cluster) -> str:
     """The URL of a new, empty database owned by an unprivileged role."""
     return pg_cluster.new_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetricsPlace]:
+    """Where a metrics suite keeps its figures: a project's metrics file, or a fresh database."""
+    url = database_url_for(request) if request.param == "postgres" else None
+    where = MetricsPlace(request.param, tmp_path / ".tooldeck" / "metrics.json", url)
+    yield where
+    where.close()

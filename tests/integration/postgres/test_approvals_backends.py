@@ -4,6 +4,7 @@ concurrent writers lose nothing, and a policy over either store gates calls the 
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -17,11 +18,13 @@ from tools.approvals import (
     ApprovalError,
     ApprovalPolicy,
     ApprovalsBackend,
+    ApprovalsFile,
     ApprovalsStore,
     FreedomLevel,
     InvalidApprovalIdError,
     InvalidFreedomLevelError,
     PostgresApprovalsStore,
+    ToolApproval,
     open_approvals_store,
 )
 
@@ -168,6 +171,7 @@ def test_open_approvals_store_picks_the_backend(request: pytest.FixtureRequest, 
     database_store = open_approvals_store(env, database_url=url)
     assert isinstance(database_store, PostgresApprovalsStore)
     assert "@" in database_store.location and "tooldeck_approvals" in database_store.location
+    database_store.close()
 
 
 def test_a_row_edited_into_nonsense_fails_closed(request: pytest.FixtureRequest) -> None:
@@ -210,3 +214,67 @@ def test_the_store_and_its_errors_never_show_the_password() -> None:
     shown: list[Any] = [repr(store), store.location, repr(store.database)]
     assert all("s3cret" not in text for text in shown)
     assert store.location == "postgresql://app@db.internal:5432/tooldeck (table tooldeck_approvals)"
+
+
+def adding(tool: str, approval: ToolApproval) -> Callable[[ApprovalsFile], ApprovalsFile]:
+    return lambda old: old.model_copy(update={"approvals": {**old.approvals, tool: approval}})
+
+
+def test_update_is_one_atomic_read_change_write(make_store: MakeStore) -> None:
+    store = make_store()
+    store.set_freedom("low")
+    stores = [make_store() for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+    errors: list[BaseException] = []
+
+    def add(worker: int) -> None:
+        barrier.wait()
+        try:
+            for j in range(5):
+                approval = ToolApproval(version_hash=f"{worker:x}{j:x}".rjust(64, "0"), approved_at=WHEN)
+                stores[worker].update(adding(f"w{worker}_t{j}", approval))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(store.approvals()) == 30  # every read-change-write saw the others' writes
+    assert store.freedom() is FreedomLevel.LOW
+    cleared = store.update(lambda old: old.model_copy(update={"freedom": None, "approvals": {}}))
+    assert cleared.freedom is None and cleared.approvals == {}
+    assert make_store().load() == cleared
+    unchanged = store.update(lambda old: old)
+    assert unchanged == cleared
+
+
+def test_every_method_of_the_file_store_has_its_database_counterpart() -> None:
+    file_only = {"path", "from_env"}  # where the file is; the database's URL plays that part
+    public = {name for name in dir(ApprovalsStore) if not name.startswith("_")} - file_only
+    assert public <= {name for name in dir(PostgresApprovalsStore) if not name.startswith("_")}
+    assert all(hasattr(ApprovalsBackend, name) for name in public)
+    signature = inspect.signature
+    for name in public - {"location"}:
+        file_method, database_method = getattr(ApprovalsStore, name), getattr(PostgresApprovalsStore, name)
+        assert signature(file_method).parameters.keys() == signature(database_method).parameters.keys(), name
+
+
+def test_python_m_tools_external_mcp_applies_the_database_approvals(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from tools.external.mcp.__main__ import user_policy
+
+    url = database_url_for(request)
+    store = PostgresApprovalsStore(url)
+    store.set_freedom("low")
+    store.close()
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "TOOLDECK_DATABASE_URL": url}
+    policy = user_policy(env)
+    assert isinstance(policy.store, PostgresApprovalsStore)
+    assert (policy.level, policy.level_source) == (FreedomLevel.LOW, "file")
+    policy.store.close()
+    with pytest.raises(SystemExit, match="approvals: TOOLDECK_DATABASE_URL is not a PostgreSQL URL"):
+        user_policy({**env, "TOOLDECK_DATABASE_URL": "mysql://db/x"})

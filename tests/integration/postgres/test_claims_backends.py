@@ -140,3 +140,5 @@ def test_a_graph_without_a_claim_store_claims_beside_its_approvals(
     else:
         assert isinstance(beside, PostgresClaimStore) and beside.database is approvals.database
     assert beside.claimed(state["run_id"]) == ["1/c0"]
+    if isinstance(approvals, PostgresApprovalsStore):
+        approvals.close()

@@ -1,4 +1,5 @@
-"""A writer killed mid-transaction (SIGKILL) leaves nothing half-written.
+"""A writer killed mid-transaction (SIGKILL) leaves nothing half-written: a resume's claims, a
+knowledge batch, a migration, a metrics flush.
 
 Each test makes the child's transaction stop half-way deterministically: the test holds an
 uncommitted row that the child's transaction needs, so the child writes its first rows and
@@ -26,6 +27,7 @@ from orchestrator.graph.postgres_claims import PostgresClaimStore
 from tools.builtin.knowledge import KnowledgeItem
 from tools.builtin.knowledge.postgres_store import PostgresKnowledgeStore
 from tools.postgres import Database, Migration, schema_version
+from tools.telemetry import PostgresMetricsStore
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 RUN = "run_" + "c" * 32
@@ -166,3 +168,40 @@ def test_a_migration_killed_half_way_leaves_the_schema_as_it_was(
         database.ensure_schema("halfway", (Migration("first", "CREATE TABLE half_a (x int)"),))
         with database.connection() as conn:
             assert conn.execute("SELECT to_regclass('half_a')").fetchone() == ("half_a",)
+
+
+METRICS_WRITER = """
+    import sys
+    from tools import ToolResult
+    from tools.telemetry import PostgresMetricsStore
+    store = PostgresMetricsStore(sys.argv[1], flush_interval=None)
+    for n in range(5):
+        store.record(ToolResult.failure("unknown_tool", "no such tool", metadata={"tool_name": f"made_up_{n}"}))
+        store.record(ToolResult.success(n, {"tool_name": "work", "duration_ms": 3.0}))
+    store.flush()
+    print("flushed")
+"""
+
+
+def test_a_metrics_writer_killed_mid_flush_counts_nothing(
+    database_url: str, children: list[subprocess.Popen[str]]
+) -> None:
+    store = PostgresMetricsStore(database_url, flush_interval=None)
+    assert store.read_database() == {}  # the tables exist
+    with psycopg.connect(database_url) as holder:
+        holder.execute(  # the row the child's flush adds to last, uncommitted: the child waits on it
+            "INSERT INTO tooldeck_metrics (tool, calls, successes, failures, total_duration_ms, success_duration_ms, "
+            "error_types, updated_at) VALUES ('work', 0, 0, 0, 0, 0, '{}', now())"
+        )
+        child = spawn(children, METRICS_WRITER, database_url)
+        kill_midway(database_url, child, holder)
+    with psycopg.connect(database_url) as conn:  # not the unknown-tool row it wrote first, no hour, no flush id
+        for table in ("tooldeck_metrics", "tooldeck_metrics_hours", "tooldeck_metrics_flushes"):
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+    assert store.read_database() == {}
+    child = spawn(children, METRICS_WRITER, database_url)  # the same flush then applies whole
+    assert child.communicate(timeout=120)[0].strip() == "flushed"
+    figures = store.read_database()
+    assert (figures["work"].calls, figures["(unknown tool)"].calls) == (5, 5)
+    assert sum(b.calls for b in store.series("work")) == 5
+    store.close()

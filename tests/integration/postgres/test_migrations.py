@@ -14,6 +14,8 @@ from tools.approvals import ApprovalError, PostgresApprovalsStore
 from tools.builtin.knowledge.postgres_store import MIGRATIONS as KNOWLEDGE
 from tools.builtin.knowledge.postgres_store import PostgresKnowledgeStore
 from tools.postgres import SCHEMA_TABLE, Database, DatabaseError, Migration, SchemaVersionError, schema_version
+from tools.runs import PostgresRunStore
+from tools.telemetry import PostgresMetricsStore
 
 STEPS = (
     Migration("a table", "CREATE TABLE things (id int PRIMARY KEY)"),
@@ -28,8 +30,11 @@ def history(url: str) -> list[tuple[str, int, str]]:
 
 
 def test_each_store_creates_its_schema_and_records_its_version(database_url: str) -> None:
-    PostgresApprovalsStore(database_url).freedom()
-    PostgresClaimStore(database_url).claimed("run_x")
+    with Database(database_url) as shared:  # one pool for every store, as a service shares it
+        PostgresApprovalsStore(database=shared).freedom()
+        PostgresClaimStore(database=shared).claimed("run_x")
+        PostgresMetricsStore(database=shared, flush_interval=None).read_database()
+        PostgresRunStore(database=shared).list()
     with PostgresKnowledgeStore(database_url) as knowledge:
         assert knowledge.count() == 0
     assert history(database_url) == [
@@ -37,6 +42,8 @@ def test_each_store_creates_its_schema_and_records_its_version(database_url: str
         ("claims", 1, "resume claims"),
         ("knowledge", 1, "knowledge table and its indexes"),
         ("knowledge", 2, "snippet configuration (simple + unaccent)"),
+        ("metrics", 1, "per-tool figures, hourly buckets and applied flushes"),
+        ("runs", 1, "run records"),
     ]
     assert len(KNOWLEDGE) == 2
 
@@ -76,8 +83,10 @@ def test_a_database_newer_than_the_code_is_refused_with_the_fix(database_url: st
     assert "tooldeck_app@" in str(error)
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"INSERT INTO {SCHEMA_TABLE} VALUES ('approvals', 1, 'x'), ('approvals', 9, 'from the future')")
+    store = PostgresApprovalsStore(database_url)
     with pytest.raises(ApprovalError, match="approvals schema is version 9, newer than this tooldeck knows"):
-        PostgresApprovalsStore(database_url).freedom()
+        store.freedom()
+    store.close()
 
 
 def test_processes_opening_a_fresh_database_at_once_migrate_it_once(database_url: str) -> None:

@@ -90,17 +90,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def user_policy(env: Mapping[str, str], freedom: str | None = None) -> ApprovalPolicy:
-    """The user's policy: ``freedom``, else ``TOOLDECK_FREEDOM``, else the stored level, else medium.
+    """The user's policy: ``freedom``, else ``TOOLDECK_FREEDOM``, else the stored level, else
+    medium; the approvals of the user's file, or of the database of ``TOOLDECK_DATABASE_URL``.
 
     Raises:
-        SystemExit: the variable or the approvals file is unusable (nothing is served).
+        SystemExit: the variable, the approvals file or the database is unusable (nothing is served).
     """
-    from tools.approvals import ApprovalError, ApprovalPolicy, ApprovalsStore, freedom_from_env
+    from tools.approvals import ApprovalError, ApprovalPolicy, freedom_from_env, open_approvals_store
+    from tools.postgres import DATABASE_URL_VARIABLE, check_database_url
 
     try:
-        policy = ApprovalPolicy(freedom or freedom_from_env(env), ApprovalsStore.from_env(env))
+        url = env.get(DATABASE_URL_VARIABLE, "").strip()
+        store = open_approvals_store(env, database_url=check_database_url(url) if url else None)
+        policy = ApprovalPolicy(freedom or freedom_from_env(env), store)
         _ = policy.level  # a corrupt approvals file stops the server now, not every call
-    except ApprovalError as exc:
+    except (ApprovalError, ValueError) as exc:
         raise SystemExit(f"approvals: {exc}") from None
     return policy
 

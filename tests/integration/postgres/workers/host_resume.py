@@ -3,8 +3,10 @@
 ``python host_resume.py STATE LOG GO [DATABASE_URL]`` with the host's data directories in
 ``XDG_CONFIG_HOME``: builds a graph whose approvals live where this host keeps them (the
 database when a URL is given, else the approvals file under ``XDG_CONFIG_HOME``) and gives
-it no claim store, so it claims beside its approvals. Prints ``ready``, waits for GO, resumes
-the saved state with ``Approve()`` and prints ``resumed <status>`` or ``refused <message>``.
+it no claim store, so it claims beside its approvals. Its states are signed and checked with
+the key the entry points use (`StateSigner.from_env`: ``TOOLDECK_STATE_KEY_FILE`` when set,
+else the user's own). Prints ``ready``, waits for GO, resumes the saved state with
+``Approve()`` and prints ``resumed <status>`` or ``refused <message>``.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from pathlib import Path
 from orchestrator.graph import AgentGraph, ResumeError
 from tests.integration.orchestrator.workers.resume_worker import TwoTurns
 from tools import LocalToolRegistry
-from tools.approvals import ApprovalPolicy, Approve, open_approvals_store
+from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, StateSigner, open_approvals_store
 from tools.routing import ToolCategory, ToolManual
 
 
-def build_graph(log: Path, database_url: str | None, env: dict[str, str]) -> AgentGraph:
-    """``wipe`` (dangerous; appends a line to ``log`` per run) behind a ``high`` policy."""
-    store = open_approvals_store(env, database_url=database_url)
+def build_graph(
+    log: Path, database_url: str | None, env: dict[str, str], store: ApprovalsBackend | None = None
+) -> AgentGraph:
+    """``wipe`` (dangerous; appends a line to ``log`` per run) behind a ``high`` policy over
+    ``store`` (default: the approvals this host keeps)."""
+    store = store if store is not None else open_approvals_store(env, database_url=database_url)
     registry = LocalToolRegistry(policy=ApprovalPolicy("high", store))
 
     def wipe(path: str) -> str:
@@ -38,7 +43,7 @@ def build_graph(log: Path, database_url: str | None, env: dict[str, str]) -> Age
         return f"wiped {path}"
 
     registry.register(wipe, manual=ToolManual(name="wipe", category=ToolCategory.FILE_WRITE, risk="dangerous"))
-    return AgentGraph(TwoTurns(), registry)
+    return AgentGraph(TwoTurns(), registry, state_signer=StateSigner.from_env(env))
 
 
 def main(state_file: str, log: str, go: str, database_url: str | None = None) -> None:

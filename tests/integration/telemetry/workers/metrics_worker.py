@@ -4,7 +4,8 @@ Usage: ``python metrics_worker.py MODE PATH [ARGS]``
 
 - ``calls PATH N GO_FILE [COMPACT_BYTES]``: wait for GO_FILE, make N calls through a registry
   (every fifth fails, every tenth goes to an unknown tool), close the store; a small
-  COMPACT_BYTES makes compactions interleave with the other processes' appends.
+  COMPACT_BYTES makes compactions interleave with the other processes' appends. A
+  ``postgresql://`` URL in place of PATH records into that database instead.
 - ``flush-loop PATH``: forever: 10 calls, flush, print the calls flushed so far.
 - ``hang-in-rename PATH MARKER``: flush 3 calls, then on a compaction write MARKER and
   sleep just before the temp file is renamed over PATH (waiting to be SIGKILLed).
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from tools import LocalToolRegistry, ToolError
-from tools.telemetry import MetricsStore
+from tools.metrics import MetricsSink
+from tools.telemetry import MetricsStore, open_metrics_store
 
 
 def work(n: int) -> int:
@@ -32,14 +34,18 @@ def work(n: int) -> int:
     return n
 
 
-def registry_for(store: MetricsStore) -> LocalToolRegistry:
+def registry_for(store: MetricsSink) -> LocalToolRegistry:
     registry = LocalToolRegistry(metrics=store, failure_threshold=1_000_000)
     registry.register(work)
     return registry
 
 
-def calls(path: Path, count: int, go_file: Path, compact_bytes: int) -> None:
-    with MetricsStore(path, flush_interval=0.002, compact_bytes=compact_bytes) as store:
+def calls(path: str, count: int, go_file: Path, compact_bytes: int) -> None:
+    if path.startswith("postgresql://"):
+        store = open_metrics_store(path, database_url=path, flush_interval=0.002)
+    else:
+        store = MetricsStore(path, flush_interval=0.002, compact_bytes=compact_bytes)
+    with store:
         registry = registry_for(store)
         while not go_file.exists():
             time.sleep(0.001)
@@ -120,7 +126,7 @@ def main() -> None:
     mode, path = sys.argv[1], Path(sys.argv[2])
     if mode == "calls":
         compact_bytes = int(sys.argv[5]) if len(sys.argv) > 5 else 1_000_000
-        calls(path, int(sys.argv[3]), Path(sys.argv[4]), compact_bytes)
+        calls(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), compact_bytes)
     elif mode == "flush-loop":
         flush_loop(path)
     elif mode == "hang-in-rename":

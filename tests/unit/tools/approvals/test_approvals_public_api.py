@@ -32,6 +32,7 @@ PUBLIC = [
     "StateSignatureError",
     "StateKeyError",
     "STATE_KEY_FILE",
+    "STATE_KEY_FILE_VARIABLE",
     "Preview",
     "approval_preview",
     "files_diff",

@@ -1,13 +1,13 @@
-"""Hourly buckets per tool: counted, merged across stores, kept 30 days, bounded, read back.
+"""Hourly buckets: the percentile arithmetic, and the file store as a `MetricsHistory`.
 
-The read interface (``series``, ``summary``) is what the console uses; ``MetricsHistory``
-pins it so other stores (PostgreSQL) can implement the same.
+How buckets are counted, merged across stores, kept 30 days, bounded and read back (``series``,
+``summary``: what the console uses) is the contract of both metrics stores, run against the
+file and PostgreSQL in tests/integration/postgres/test_metrics_history_backends.py.
 """
 
 from __future__ import annotations
 
-import random
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -43,63 +43,6 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "metrics.json"
 
 
-def test_calls_are_counted_by_tool_and_utc_hour(path: Path) -> None:
-    with store_at(path) as store:
-        store.record(call("search", NOW - timedelta(hours=2), 3.0))
-        store.record(call("search", NOW - timedelta(hours=2), 7.0, error="timeout"))
-        store.record(call("search", NOW, 40.0))
-        store.record(call("other", NOW, 1.0))
-        local = datetime(2026, 6, 15, 14, 5, tzinfo=timezone(timedelta(hours=2)))  # 12:05 UTC
-        store.record(call("search", local, 0.5, error="upstream_error"))
-        hours = store.series("search")
-    assert [b.start for b in hours] == [datetime(2026, 6, 15, 10, tzinfo=UTC), datetime(2026, 6, 15, 12, tzinfo=UTC)]
-    early, late = hours
-    assert (early.calls, early.failures, early.error_types, early.duration_ms, early.max_ms) == (
-        2,
-        1,
-        {"timeout": 1},
-        10.0,
-        7.0,
-    )
-    assert (late.calls, late.failures, late.error_types) == (2, 1, {"upstream_error": 1})
-    assert sum(early.histogram) == 2 and early.histogram[2] == 1 and early.histogram[3] == 1  # (2,5] and (5,10]
-
-
-def test_buckets_from_several_stores_add_up_exactly(path: Path) -> None:
-    rng = random.Random(7)
-    expected: dict[str, list[float]] = {}
-    stores = [store_at(path, compact_bytes=4_000) for _ in range(3)]
-    try:
-        for i in range(300):
-            hour = NOW - timedelta(hours=rng.randrange(48))
-            duration = rng.choice([0.5, 3.0, 30.0, 300.0, 70_000.0])
-            stores[i % 3].record(call("tool", hour, duration))
-            expected.setdefault(hour.strftime("%Y-%m-%dT%H"), []).append(duration)
-            if i % 25 == 0:
-                stores[i % 3].flush()
-    finally:
-        for store in stores:
-            store.close()
-    with store_at(path) as reader:
-        hours = reader.series("tool")
-    assert {b.start.strftime("%Y-%m-%dT%H"): b.calls for b in hours} == {k: len(v) for k, v in expected.items()}
-    for bucket in hours:
-        durations = expected[bucket.start.strftime("%Y-%m-%dT%H")]
-        assert bucket.duration_ms == pytest.approx(sum(durations))
-        assert bucket.max_ms == max(durations)
-
-
-def test_percentiles_are_read_from_the_histogram_within_a_slot(path: Path) -> None:
-    with store_at(path) as store:
-        for i in range(100):  # 1..100 ms
-            store.record(call("t", NOW, float(i + 1)))
-        summary = store.summary("t")
-    assert summary.calls == 100 and summary.failures == 0 and summary.success_rate == 1.0
-    assert summary.p50_ms is not None and 20.0 <= summary.p50_ms <= 50.0  # the (20, 50] slot holds it
-    assert summary.p95_ms is not None and 50.0 <= summary.p95_ms <= 100.0
-    assert summary.avg_ms == pytest.approx(50.5)
-
-
 def test_percentile_arithmetic() -> None:
     slots = len(LATENCY_BOUNDS_MS) + 1
     assert percentile([0] * slots, 0.5) is None
@@ -112,56 +55,6 @@ def test_percentile_arithmetic() -> None:
     tail[-1] = 4  # slower than the last bound: capped by the slowest call
     assert percentile(tail, 0.95, max_ms=90_000.0) is not None
     assert 60_000.0 <= percentile(tail, 0.95, max_ms=90_000.0) <= 90_000.0  # type: ignore[operator]
-
-
-def test_summary_window_and_last_error(path: Path) -> None:
-    with store_at(path, redact=lambda text: text.replace("hunter2", "***")) as store:
-        store.record(call("t", NOW - timedelta(days=3), 5.0, error="timeout"))
-        store.record(call("t", NOW - timedelta(hours=1), 5.0))
-        store.record(call("t", NOW - timedelta(hours=1), 5.0, error="execution_error", message="password hunter2"))
-        recent = store.summary("t", since=NOW - timedelta(days=1))
-        everything = store.summary("t")
-    assert (recent.calls, recent.failures, dict(recent.error_types)) == (2, 1, {"execution_error": 1})
-    assert (everything.calls, everything.failures) == (3, 2)
-    assert recent.last_error is not None and "hunter2" not in recent.last_error
-    assert recent.last_error_type == "execution_error"
-    assert recent.to_dict()["success_rate"] == 0.5
-
-
-def test_since_and_until_select_hours(path: Path) -> None:
-    with store_at(path) as store:
-        for hours_ago in range(10):
-            store.record(call("t", NOW - timedelta(hours=hours_ago), 1.0))
-        window = store.series("t", since=NOW - timedelta(hours=5), until=NOW - timedelta(hours=2))
-    # 07:xx .. 10:30 (the hour of `until` is partly inside): 07, 08, 09, 10
-    assert [b.start.hour for b in window] == [7, 8, 9, 10]
-    naive = NOW.replace(tzinfo=None) - timedelta(hours=1)
-    with store_at(path) as store:
-        assert [b.start.hour for b in store.series("t", since=naive)] == [11, 12]
-
-
-def test_hours_past_the_retention_are_dropped_at_compaction(path: Path) -> None:
-    with store_at(path) as store:
-        store.record(call("t", NOW - timedelta(days=40), 1.0))
-        store.record(call("t", NOW - timedelta(days=2), 1.0))
-        assert len(store.series("t")) == 1  # reads leave out what is past the retention
-        store.compact()
-    import json
-
-    assert list(json.loads(path.read_text())["series"]["t"]) == [(NOW - timedelta(days=2)).strftime("%Y-%m-%dT%H")]
-    with store_at(path) as store:
-        assert store.stats("t").calls == 2  # the all-time figures keep every call
-
-
-def test_the_number_of_buckets_is_bounded_oldest_first(path: Path) -> None:
-    with store_at(path, max_buckets=50) as store:
-        for tool in ("a", "b"):
-            for hours_ago in range(100):
-                store.record(call(tool, NOW - timedelta(hours=hours_ago), 1.0))
-        store.compact()
-        kept = store.series("a") + store.series("b")
-    assert len(kept) == 50
-    assert min(b.start for b in kept) >= NOW - timedelta(hours=25)
 
 
 def test_the_store_is_a_metrics_history(path: Path) -> None:
