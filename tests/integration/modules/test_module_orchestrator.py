@@ -15,7 +15,7 @@ import pytest
 
 from orchestrator import OrchestratorService, Settings
 from tests.integration.modules._worker_driver import install_signed
-from tools.approvals import ApprovedCall
+from tools.approvals import Approve
 
 WHERE_AM_I = """
 import os
@@ -58,11 +58,13 @@ def test_an_enabled_module_runs_in_a_worker_of_its_own(tmp_path: Path, monkeypat
         (row,) = [m for m in listed.data["modules"] if m["module_id"] == "whereami"]
         assert (row["loaded"], row.get("load_error")) == (True, None), row
         arguments = {"action": "enable", "module_id": "whereami"}
-        version_hash = service.registry.tool_version_hash("module_admin")
-        assert version_hash is not None
-        # enable is dangerous: it runs only as a person approved it
+        # enable is dangerous: it runs only as a person approved it, the code it serves shown
         held = service.registry.call_tool("module_admin", **arguments)
         assert held.error is not None and held.error.type == "permission_denied"
-        approved = ApprovedCall.of("module_admin", arguments, version_hash)
-        module = service.registry.call_tool_raw("module_admin", arguments, approved=approved)
+        check = service.registry.check_approval("module_admin", arguments)
+        assert check is not None and check.needs_approval
+        request = check.request(arguments)
+        assert request.preview is not None and "whereami" in request.preview
+        approved = request.approved(Approve())
+        module = service.registry.call_tool_raw("module_admin", approved.arguments, approved=approved)
         assert module.data["loaded"] is True

@@ -132,8 +132,15 @@ def sh(cwd: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProces
 
 def test_the_hiding_works(fresh: tuple[Path, dict[str, str]]) -> None:
     project, env = fresh
-    probe = sh(project, env, "-c", "import regex")
-    assert probe.returncode == 1 and "No module named 'regex'" in probe.stderr
+    probe = sh(project, env, "-c", "import mcp")  # the mcp extra's SDK
+    assert probe.returncode == 1 and "No module named 'mcp'" in probe.stderr
+
+
+def test_the_tooldeck_command_starts_with_the_core_install_only(fresh: tuple[Path, dict[str, str]]) -> None:
+    project, env = fresh
+    helped = sh(project, env, "-m", "tools.cli", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "adopt" in helped.stdout
 
 
 def test_write_a_tool_try_it_and_see_the_run_with_the_core_install_only(fresh: tuple[Path, dict[str, str]]) -> None:

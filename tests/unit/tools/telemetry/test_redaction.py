@@ -76,5 +76,6 @@ def test_redact_data_masks_known_secrets_and_secret_shapes_in_every_string() -> 
 
 
 def test_redact_data_keeps_keys_and_ignores_too_short_secrets() -> None:
-    assert redact_data({"password": "abc"}, ["abc"]) == {"password": "abc"}
+    assert redact_data({"note": "abc"}, ["abc"]) == {"note": "abc"}
+    assert redact_data({"password": "abc"}) == {"password": "***"}  # a secret-sounding name: whatever it holds
     assert redact_data("plain words", []) == "plain words"
