@@ -1,9 +1,10 @@
 """`OrchestratorService`: the composition root of the agent side.
 
-It turns `Settings` into objects, explicitly: every tool instance is built here and
-registered by its own ``registry.register(...)`` call (plus the aliases that keep old tool
-names callable), then the model and the graph. Nothing is discovered at import time and
-nothing lives in module globals.
+It turns `Settings` into objects, explicitly: every tool instance is built and registered
+by its own ``registry.register(...)`` call (plus the aliases that keep old tool names
+callable; `orchestrator._service_tools`), then the model and the graph, from what the
+settings select (`orchestrator._service_config`, whose public functions this module
+re-exports). Nothing is discovered at import time and nothing lives in module globals.
 """
 
 from __future__ import annotations
@@ -15,47 +16,56 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import SecretStr
-
-from orchestrator._delegation import Delegation
-from orchestrator._own_tools import OwnTool, OwnToolError, no_tools_message, register_own, register_workspace, writes
+from orchestrator._own_tools import OwnTool, OwnToolError, no_tools_message, register_own
+from orchestrator._service_config import (
+    TEST_MODEL,
+    ServiceConfigError,
+    agent_router,
+    approval_policy,
+    build_chat_model,
+    ray_executor,
+    result_budget,
+    secret_dirs,
+    secret_value,
+    settings_secrets,
+    tool_choices,
+)
+from orchestrator._service_tools import ServiceTools
 from orchestrator.agents.prompts import agent_prompt
 from orchestrator.graph import AgentGraph, AgentRun, ClaimStore, ToolsNode
 from orchestrator.graph.state import new_run_id
-from orchestrator.llm import ChatModel, ToolChoice
+from orchestrator.llm import ChatModel
 from orchestrator.mcp_client import mcp_client_handlers
 from orchestrator.offline import OfflineModel
 from orchestrator.openai_client import OpenAIChatModel
 from orchestrator.runlog import RecordingApprover, RunLog, question_text
 from orchestrator.settings import Settings
-from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
+from tools import LocalToolRegistry
 
 if TYPE_CHECKING:
+    from orchestrator._delegation import Delegation
     from orchestrator.graph._approvals import GraphApprover
     from orchestrator.graph.hooks import RunHooks
-    from shared.modules import ModuleAdapters
-    from tools.approvals import ApprovalPolicy, ApprovalsBackend, Approve, Approver, Deny, StateSigner
+    from tools.approvals import ApprovalsBackend, Approve, Approver, Deny, StateSigner
     from tools.artifacts import ResultBudget
-    from tools.executors import RemoteExecutor
-    from tools.postgres import Database
-    from tools.routing import ToolRouter, ToolView
+    from tools.routing import ToolView
     from tools.runs import RunStore
     from tools.store import RegistryService
     from tools.telemetry import ToolTracer
 
-#: The model name that selects `orchestrator.testing.TestModel` (without a base URL).
-TEST_MODEL = "test"
 #: ``system_prompt=`` default: the prompt of the agent type, naming exactly its tools.
 GENERATED: Any = object()
 
 __all__ = [
     "GENERATED",
     "SYSTEM_PROMPT",
+    "TEST_MODEL",
     "OrchestratorService",
     "ServiceConfigError",
     "approval_policy",
     "build_chat_model",
     "result_budget",
+    "secret_dirs",
 ]
 
 _log = logging.getLogger(__name__)
@@ -72,10 +82,6 @@ SYSTEM_PROMPT = (
 prompt from the tools it actually has: `orchestrator.agents.prompts.agent_prompt`)."""
 
 
-class ServiceConfigError(Exception):
-    """The service could not be built from its settings; the message names the fix."""
-
-
 class OrchestratorService:
     """Builds the registry with every builtin tool, the model and the agent graph.
 
@@ -84,7 +90,7 @@ class OrchestratorService:
         >>> service.ask("What is 12*(3+4)?").answer  # doctest: +SKIP
         '12 * (3 + 4) = 84.'
 
-    Tools registered (each by an explicit call in ``_register_*``): ``math_solver``;
+    Tools registered (each by an explicit call, see `orchestrator._service_tools`): ``math_solver``;
     ``store_knowledge`` and ``search_knowledge`` over a SQLite database in
     ``settings.data_dir``; ``execute_code``; ``web`` plus the old ``web_search`` and
     ``load_web_page``; and ``user_context`` (over a `ContextBridge` to
@@ -188,11 +194,6 @@ class OrchestratorService:
         self.registry = registry if registry is not None else LocalToolRegistry(policy=self.policy, tracer=tracer)
         self._closers: list[Callable[[], None]] = []
         self.skipped: dict[str, str] = {}
-        self._adopted_tools = adopted_tools
-        self._module_adapters: ModuleAdapters | None = None
-        self._builtins = builtins
-        self._workspace = workspace
-        self._subagent_hooks = hooks
         self.mcp_handlers = mcp_client_handlers(
             lambda: self.model,
             model_name=lambda: self.model_description,
@@ -200,11 +201,11 @@ class OrchestratorService:
             approver=approver,
             roots=mcp_roots,
         )
-        self._database: Database | None = None
-        self._secret_dirs = secret_dirs(settings.data_dir, approvals, state_signer)
+        hidden_dirs = secret_dirs(settings.data_dir, approvals, state_signer)
         try:
-            self._cluster = self._build_executor()
-            self._register_tools(tools)
+            self._register_tools(
+                tools, hidden_dirs, builtins=builtins, adopted=adopted_tools, workspace=workspace, hooks=hooks
+            )
             if not builtins:
                 budget = None  # only the caller's tools: results are cut, nothing reads them back
             self._helpers: frozenset[str] = frozenset()
@@ -213,14 +214,14 @@ class OrchestratorService:
 
                 self._helpers = frozenset(register_artifact_tools(self.registry, budget))
             self.tools = self._tools_for_agent()
-            every_turn, first_turn = self._tool_choices()
+            every_turn, first_turn = tool_choices(settings, self.tools)
             self.model: ChatModel = model if model is not None else self._build_model()
         except BaseException:
             self.close()
             raise
         agent = settings.agent or "main"
         self.run_log = None if runs is None else RunLog(runs, agent=agent, model=self.model_description,
-                                                        secrets=self._secrets())  # fmt: skip
+                                                        secrets=settings_secrets(settings))  # fmt: skip
         if approver is not None and self.run_log is not None:
             approver = RecordingApprover(approver, self.run_log)
         if self._delegation is not None:
@@ -272,19 +273,10 @@ class OrchestratorService:
 
         settings = Settings.from_env(env, **overrides)
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
-        approvals = open_approvals_store(env, database_url=_secret(settings.database_url))
+        approvals = open_approvals_store(env, database_url=secret_value(settings.database_url))
         signer = StateSigner.from_env(env)
         runs = run_store_from_env(env, settings.data_dir, database_url=_secret(settings.database_url))
         return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer, runs=runs)
-
-    def _router(self) -> ToolRouter:
-        from tools.routing import RoutingConfigError, ToolRouter, ToolRoutingConfig
-
-        path = self.settings.routing_config
-        try:
-            return ToolRouter(config=ToolRoutingConfig.from_file(path) if path is not None else None)
-        except RoutingConfigError as exc:
-            raise ServiceConfigError(f"--routing-config / TOOLDECK_ROUTING_CONFIG: {exc}") from None
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
         """The registry, or the agent type's view of it (``--agent``); an agent left with no
@@ -294,7 +286,7 @@ class OrchestratorService:
             return self.registry
         from tools.routing import RoutingConfigError
 
-        router = self._router()
+        router = agent_router(self.settings)
         try:
             view = self.registry.for_agent(agent, router, policy=self.policy)
         except RoutingConfigError as exc:
@@ -384,351 +376,42 @@ class OrchestratorService:
             return "openai"
         return None
 
-    def _tool_choices(self) -> tuple[ToolChoice | None, ToolChoice | None]:
-        """(every turn, first turn): ``auto``/``none`` hold for every turn; ``required`` or
-        a tool name force the first turn only, so the model can answer afterwards."""
-        choice = self.settings.tool_choice
-        if choice is None:
-            return None, None
-        if choice == "auto":
-            return "auto", None
-        if choice == "none":
-            return "none", None
-        if choice == "required":
-            return None, "required"
-        if choice not in self.tools:
-            known = ", ".join(self.tools.names())
-            raise ServiceConfigError(
-                f"--tool-choice / TOOLDECK_TOOL_CHOICE: no tool named {choice!r}; use auto, "
-                f"required, none or one of: {known}"
-            )
-        return None, {"type": "function", "function": {"name": choice}}
-
-    def _own(self, tool: BaseTool[Any, Any]) -> BaseTool[Any, Any]:
-        close = getattr(tool, "close", None)
-        if callable(close):
-            self._closers.append(close)
-        return tool
-
-    def _register_tools(self, own: Sequence[OwnTool]) -> None:
-        if self._builtins:
-            self._register_math()
-            self._register_knowledge()
-            self._register_code()
-            self._register_web()
-            self._register_modules()
-            self._register_user_context()
+    def _register_tools(
+        self,
+        own: Sequence[OwnTool],
+        hidden_dirs: tuple[Path, ...],
+        *,
+        builtins: bool,
+        adopted: RegistryService | None,
+        workspace: str | os.PathLike[str] | None,
+        hooks: RunHooks | None,
+    ) -> None:
+        """The builtins, an agent type's workspace tools, ``own`` and the adopted tools, in
+        that order (a name taken first is an error or a skip for those that come later)."""
+        cluster = ray_executor(self.settings)
+        if cluster is not None:
+            self._closers.append(cluster.close)
+        made = ServiceTools(
+            self.registry,
+            self.settings,
+            cluster=cluster,
+            hidden_dirs=hidden_dirs,
+            model=lambda: self.model,
+            on_close=self._closers.append,
+            skip=self._skip,
+        )
+        if builtins:
+            made.register_builtins()
         try:
             if self.settings.agent is not None:
-                self._register_workspace(self.settings.agent)
-            register_own(self.registry, own, builtins=self._builtins)
+                agent = self.settings.agent
+                self._delegation = made.register_workspace(agent, workspace, policy=self.policy, hooks=hooks)
+            register_own(self.registry, own, builtins=builtins)
         except OwnToolError as exc:
             raise ServiceConfigError(str(exc)) from None
-        if self._builtins:
-            self._register_adopted()
-
-    def _register_workspace(self, agent: str) -> None:
-        """The workspace tools of an agent type, over ``workspace`` (default: the current
-        directory), read-only for a read-only profile; ``bash`` runs in the code sandbox, which
-        hides the data and configuration directories as ``execute_code``'s does; ``task``
-        delegates to sub-agents (the profile decides whether the agent sees it)."""
-        from tools.builtin.code_executor import LocalSandbox
-
-        sandbox = LocalSandbox(hidden_dirs=self._secret_dirs)
-        self._closers.append(sandbox.close)
-        root = self._workspace if self._workspace is not None else os.getcwd()
-        router = self._router()
-        delegation = Delegation(
-            Path(root), model=lambda: self.model, router=router, policy=self.policy, sandbox=sandbox,
-            max_iterations=self.settings.max_subagent_iterations, hooks=self._subagent_hooks,
-        )  # fmt: skip
-        self._closers.append(delegation.close)
-        self._delegation = delegation
-        read_only = not writes(router, agent)
-        register_workspace(self.registry, root, read_only=read_only, sandbox=sandbox, delegate=delegation.delegate)
-
-    def _secrets(self) -> list[str]:
-        """The secret values in use, masked in run records wherever they appear."""
-        return _settings_secrets(self.settings)
-
-    def _build_executor(self) -> RemoteExecutor | None:
-        """``--executor ray``: the Ray cluster the compute tools run on (None: threads here)."""
-        if self.settings.executor != "ray":
-            return None
-        from tools.executors import RayExecutor
-
-        try:
-            cluster = RayExecutor(address=self.settings.ray_address)
-        except ImportError as exc:
-            raise ServiceConfigError(f"--executor ray: {exc}") from None
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = self.settings.ray_address or "a local Ray"
-            raise ServiceConfigError(f"--executor ray: cannot start or join {where} ({exc})") from None
-        self._closers.append(cluster.close)
-        return cluster
-
-    def _shared_database(self) -> Database:
-        """The PostgreSQL database of ``TOOLDECK_DATABASE_URL`` (one pool for the service's stores)."""
-        if self._database is None:
-            from tools.postgres import Database
-
-            self._database = Database(_secret(self.settings.database_url) or "")
-            self._closers.append(self._database.close)
-        return self._database
-
-    def _register_math(self) -> None:
-        from tools.builtin.math import MathSolverTool
-
-        self.registry.register(self._own(MathSolverTool()), executor=self._cluster)
-
-    def _register_knowledge(self) -> None:
-        from tools.builtin.knowledge import (
-            KnowledgeSearchTool,
-            KnowledgeStore,
-            KnowledgeStoreTool,
-            PostgresKnowledgeStore,
-            SqliteKnowledgeStore,
-        )
-
-        data_dir = self.settings.data_dir
-        store: KnowledgeStore
-        try:
-            if self.settings.database_url is not None:
-                store = PostgresKnowledgeStore(database=self._shared_database())
-                self.registry.register(KnowledgeStoreTool(store=store))
-                self.registry.register(KnowledgeSearchTool(store=store))
-                return
-            data_dir.mkdir(parents=True, exist_ok=True)
-            store = SqliteKnowledgeStore(data_dir / "knowledge.sqlite3")
-        except OSError as exc:
-            raise ServiceConfigError(
-                f"cannot use the data directory {str(data_dir)!r} for the knowledge database "
-                f"({exc.strerror or exc}); pass --data-dir or set TOOLDECK_DATA_DIR to a "
-                "writable directory"
-            ) from None
-        self._closers.append(store.close)
-        self.registry.register(KnowledgeStoreTool(store=store))
-        self.registry.register(KnowledgeSearchTool(store=store))
-
-    def _register_code(self) -> None:
-        """``execute_code``, its sandbox hiding the data and configuration directories."""
-        from tools.builtin.code_executor import CodeExecutorTool
-
-        tool = CodeExecutorTool(hidden_dirs=self._secret_dirs)
-        self.registry.register(self._own(tool), executor=self._cluster)
-
-    def _register_web(self) -> None:
-        from tools.builtin.legacy import legacy_tools
-        from tools.builtin.web import BraveSearchBackend, SearxngSearchBackend, WebTool
-
-        settings = self.settings
-        backend: Any = None
-        try:
-            if settings.brave_api_key:
-                backend = BraveSearchBackend(settings.brave_api_key.get_secret_value())
-            elif settings.searxng_url:
-                backend = SearxngSearchBackend(settings.searxng_url)
-            web = WebTool(search_backend=backend)
-        except ImportError as exc:
-            self._skip("web", f"{exc}; install the web extra: pip install -e '.[web]' in a tooldeck checkout")
-            return
-        except ValueError as exc:
-            raise ServiceConfigError(f"web search configuration (SEARXNG_URL): {exc}") from None
-        self.registry.register(web)
-        for alias in legacy_tools(web=web):  # old names web_search, load_web_page, old arguments
-            self.registry.register(alias, hidden=True)  # callable for stored conversations, not offered
-
-    def _register_user_context(self) -> None:
-        from shared.adapters import AdapterRegistry
-        from tools.builtin.context_bridge import ContextBridge
-        from tools.builtin.legacy import legacy_tools
-        from tools.builtin.user_context import UserContextTool
-
-        settings = self.settings
-        modules = self._module_adapters  # modules' own normalize_for_tools shape their data
-        adapters = modules.registry_over(AdapterRegistry.with_builtin_adapters()) if modules is not None else None
-        try:
-            bridge = ContextBridge(settings.context_url, api_key=_secret(settings.context_api_key), adapters=adapters)
-        except ValueError as exc:
-            raise ServiceConfigError(f"--context-url / TOOLDECK_CONTEXT_URL: {exc}") from None
-        close = getattr(bridge, "close", None)
-        if callable(close):
-            self._closers.append(close)
-        tool = UserContextTool(context_bridge=bridge)
-        self.registry.register(tool)
-        for alias in legacy_tools(user_context=tool):  # old names, with their old arguments
-            self.registry.register(alias, hidden=True)  # callable for stored conversations, not offered
-
-    def _register_modules(self) -> None:
-        """``module_pipeline`` and ``module_admin`` (plus their 17 old names) over the module
-        store in ``data_dir/modules``; the tests of modules run in a sandbox that hides the
-        data directory, and so do the enabled modules (each in its own worker, for
-        ``normalize_for_tools``; this process never fetches their data, so their HTTP is
-        refused); ``repair`` asks this service's model."""
-        try:
-            import cryptography  # noqa: F401 - the modules extra
-
-            from shared.modules import KeyFileError, ModuleKeys, NoEgress
-            from tools.builtin.code_executor import LocalSandbox
-            from tools.builtin.modules import ModuleToolkit, sandboxed_workers
-        except ImportError as exc:
-            self._skip("module_pipeline", f"{exc}; install the modules extra: pip install -e '.[modules]'")
-            return
-        data_dir = self.settings.data_dir
-        try:
-            keys = ModuleKeys.load(
-                data_dir / "module-keys",
-                credentials_key=_secret(self.settings.module_credentials_key),
-                signing_key=_secret(self.settings.module_signing_key),
-            )
-        except KeyFileError as exc:
-            raise ServiceConfigError(f"module keys: {exc}") from None
-        sandbox = LocalSandbox(hidden_dirs=[data_dir, *self._secret_dirs])
-        self._closers.append(sandbox.close)
-        workers = sandboxed_workers(
-            hidden_dirs=[data_dir, *self._secret_dirs], egress=NoEgress("modules fetch in the context service")
-        )
-        self._closers.append(workers.close)
-        toolkit = ModuleToolkit.create(
-            data_dir / "modules", keys=keys, sandbox=sandbox, workers=workers, llm_gateway=_ServiceModel(self)
-        )
-        self._closers.append(toolkit.adapters.close)
-        toolkit.register(self.registry)
-        self._module_adapters = toolkit.adapters
-
-    def _register_adopted(self) -> None:
-        """Every adopted tool (``tooldeck adopt``, registry files) beside the builtins."""
-        from tools.store import RegistryFileError
-
-        service = self._adopted_tools
-        if service is None:
-            return
-        self._closers.append(service.close)
-        if service.builder.mcp_handlers is None:  # read when the first MCP session opens
-            service.builder.mcp_handlers = self.mcp_handlers
-        skipped: dict[str, str] = {}
-        try:
-            tools = service.build_tools(skipped=skipped)
-        except RegistryFileError as exc:
-            raise ServiceConfigError(str(exc)) from None
-        for tool in tools:
-            if tool.name in self.registry:
-                skipped[tool.name] = "its id is a builtin tool's name; adopt it again with --id OTHER_NAME"
-                continue
-            try:
-                self.registry.register(tool)
-            except (ToolDefinitionError, ValueError) as exc:
-                skipped[tool.name] = str(exc)
-        for name, reason in skipped.items():
-            self._skip(name, reason)
+        if builtins:
+            made.register_adopted(adopted, self.mcp_handlers)
 
     def _skip(self, name: str, reason: str) -> None:
         self.skipped[name] = reason
         _log.info("tool %s not registered: %s", name, reason)
-
-
-def build_chat_model(settings: Settings, model: str | None = None) -> ChatModel:
-    """The model the settings select: without ``base_url``, the embedded offline model (or
-    `orchestrator.testing.TestModel` for the model name ``test``); else an OpenAI-compatible
-    client (``model`` overrides the settings' model name).
-
-    Raises:
-        ServiceConfigError: ``base_url`` is not a usable http(s) URL.
-    """
-    if settings.base_url is None:
-        if (model or settings.model) == TEST_MODEL:
-            from orchestrator.testing import TestModel
-
-            return TestModel()
-        return OfflineModel()
-    try:
-        return OpenAIChatModel(
-            settings.base_url,
-            model or settings.model,
-            api_key=_secret(settings.api_key),
-            timeout=settings.model_timeout,
-            strict_tools=settings.strict,
-            stream=settings.stream,
-        )
-    except ValueError as exc:
-        raise ServiceConfigError(f"--base-url / TOOLDECK_BASE_URL: {exc}") from None
-
-
-def result_budget(settings: Settings) -> ResultBudget | None:
-    """The result budget the settings ask for, its artifacts under ``data_dir/artifacts`` (the
-    settings' secrets masked in them); None when ``result_budget_tokens`` is 0."""
-    if not settings.result_budget_tokens:
-        return None
-    from tools.artifacts import ArtifactStore, ResultBudget
-
-    store = ArtifactStore(settings.data_dir / "artifacts", secrets=_settings_secrets(settings))
-    return ResultBudget(store, max_tokens=settings.result_budget_tokens)
-
-
-def _settings_secrets(settings: Settings) -> list[str]:
-    """The secret values ``settings`` hold (API keys, module keys): masked in run records and
-    artifacts wherever they appear."""
-    values = (settings.api_key, settings.context_api_key, settings.brave_api_key, settings.module_credentials_key,
-              settings.module_signing_key)  # fmt: skip
-    return [value.get_secret_value() for value in values if value is not None]
-
-
-def approval_policy(settings: Settings, store: ApprovalsBackend | None) -> ApprovalPolicy:
-    """The policy of ``settings.freedom``, else of the store's level, else ``medium``: the one
-    default of every entry point (``python -m orchestrator``, `OrchestratorService`,
-    ``tooldeck``, ``serve-mcp``).
-
-    Raises:
-        ServiceConfigError: the approvals file is unusable (nothing runs unchecked).
-    """
-    from tools.approvals import ApprovalError, ApprovalPolicy
-
-    policy = ApprovalPolicy(settings.freedom, store)
-    try:
-        _ = policy.level  # read the file now: a corrupt one is a setup error, not a refusal per call
-    except ApprovalError as exc:
-        raise ServiceConfigError(str(exc)) from None
-    return policy
-
-
-def secret_dirs(data_dir: Path, approvals: ApprovalsBackend | None, signer: StateSigner | None) -> tuple[Path, ...]:
-    """The directories model-written code must never see: the data directory (knowledge
-    database, module store and keys, paused states, run records) and the directories of the
-    approvals file and the state key (the user's configuration directory; ``approvals`` and
-    ``signer`` are the store and the :class:`StateSigner` in use, None when there is none).
-    Those missing are created (mode 0700) so that the sandboxes, which decide what they hide
-    when built, hide what is put there later; one that can't be created can't hold anything
-    either. The service's sandboxes and ``--pipeline``'s hide them."""
-    found = [data_dir]
-    for path in (getattr(approvals, "path", None), getattr(signer, "key_file", None)):
-        if isinstance(path, (str, os.PathLike)):
-            found.append(Path(path).parent)
-    kept: list[Path] = []
-    for folder in dict.fromkeys(found):
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError:
-            continue
-        kept.append(folder)
-    return tuple(kept)
-
-
-def _secret(value: SecretStr | None) -> str | None:
-    return value.get_secret_value() if value is not None else None
-
-
-class _ServiceModel:
-    """The service's model, looked up per call: ``repair`` is wired before the model is built."""
-
-    def __init__(self, service: OrchestratorService) -> None:
-        self._service = service
-
-    def chat(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
-    ) -> Any:
-        """``service.model.chat(...)``."""
-        return self._service.model.chat(messages, tools=tools, tool_choice=tool_choice)

@@ -1,40 +1,34 @@
-"""``LocalToolRegistry``: explicit registration, one call path, cached schema export."""
+"""``LocalToolRegistry``: explicit registration, one call path, cached schema export.
+
+The registry keeps registration, lookup and the call paths here; what ``register()`` makes
+of what it is given is :func:`tools._registration.registered_tool`, the schema export is
+:class:`tools._registry_export.RegistryExport` and the approval checks and refusals are
+:class:`tools._registry_approvals.RegistryApprovals` (both part of the registry's API).
+"""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import inspect
-import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from tools._bound import BoundTool
 from tools._executor import ToolExecutor
 from tools._exports import ExportCache
-from tools._foreign_errors import check_expose_errors
-from tools._names import check_tool_name
-from tools._runner import CallContext, ToolEntry, _failure
-from tools._unknown import unknown_tool
-from tools.base import Arguments, BaseTool, prepare_parameters
-from tools.errors import DuplicateToolError, ErrorType, ToolDefinitionError
-from tools.function_tool import FunctionTool
+from tools._registration import registered_tool
+from tools._registry_approvals import RegistryApprovals
+from tools._registry_export import RegistryExport
+from tools._runner import CallContext, ToolEntry
+from tools.base import Arguments, BaseTool
+from tools.errors import DuplicateToolError, ToolDefinitionError
 from tools.metrics import MetricsSink
 from tools.resilience import CircuitBreaker, RetryPolicy
-from tools.result import ErrorInfo, ToolResult
-from tools.schema import (
-    OnUnsupported,
-    anthropic_tool,
-    gemini_tool,
-    mcp_tool,
-    openai_tool,
-    without_properties,
-)
+from tools.result import ToolResult
 
 if TYPE_CHECKING:
-    from tools.approvals import ApprovalCheck, ApprovalPolicy, ApprovedCall, Approver
+    from tools.approvals import ApprovalPolicy, ApprovedCall, Approver
     from tools.approvals._gate import ApprovalGate
     from tools.executors import RemoteExecutor
     from tools.routing import ToolManual, ToolRouter, ToolView
@@ -42,11 +36,9 @@ if TYPE_CHECKING:
 
 _UNSET: Any = object()
 _F = TypeVar("_F", bound=Callable[..., Any])
-_LONG_DESCRIPTION = 1024
-logger = logging.getLogger(__name__)
 
 
-class LocalToolRegistry:
+class LocalToolRegistry(RegistryExport, RegistryApprovals):
     """Tools by name, each behind a circuit breaker, retry policy, timeout and metrics.
 
     Args:
@@ -184,34 +176,7 @@ class LocalToolRegistry:
                 ``parameters`` schema is invalid, or the executor cannot run the tool (it
                 cannot be pickled for Ray, say).
         """
-        if isinstance(tool, BaseTool):
-            instance: BaseTool[Any, Any] = tool
-        elif callable(tool) and not inspect.isclass(tool):
-            instance = FunctionTool(tool, name=name, description=description, parameters=parameters)
-            name = description = parameters = None
-        else:
-            raise ToolDefinitionError(
-                f"register() takes a BaseTool instance or a function, not {type(tool).__name__}; "
-                "did you pass the class instead of an instance?"
-            )
-        if name is not None or description is not None or parameters is not None or expose_errors:
-            instance = _renamed(instance, name, description, parameters)
-        if expose_errors:
-            owner = f"registration of {instance.name!r}"
-            instance.expose_errors = (*instance.expose_errors, *check_expose_errors(expose_errors, owner=owner))
-        key = check_tool_name(instance.name, owner=f"registration of {type(instance).__name__}")
-        if len(instance.description) > _LONG_DESCRIPTION:
-            logger.warning(
-                "tool %r: description is %d characters; some providers reject more than %d",
-                key,
-                len(instance.description),
-                _LONG_DESCRIPTION,
-            )
-        if instance.parameters is not None and parameters is None:
-            prepared = prepare_parameters(instance.parameters, owner=f"tool {key!r}")
-            if prepared != instance.parameters:  # a corpus dialect, converted (and logged)
-                instance.parameters = prepared
-                instance.reset_schema_cache()
+        key, instance = registered_tool(tool, name, description, parameters, expose_errors)
         remote = self.executor if executor is _UNSET else executor
         entry = ToolEntry(
             tool=instance,
@@ -460,7 +425,7 @@ class LocalToolRegistry:
             return await entry.acall(arguments, call_id)
         return await self._agated(entry, arguments, call_id, approved, self._gate)
 
-    # ----------------------------------------------------------------- approvals
+    # ----------------------------------------------------------------- gated calls
 
     def _gated(
         self,
@@ -503,195 +468,3 @@ class LocalToolRegistry:
         if entry is None:
             return self._unknown(name, call_id)
         return await self._agated(entry, arguments, call_id, approved, gate)
-
-    def check_approval(
-        self,
-        name: str,
-        /,
-        arguments: Arguments = None,
-        *,
-        policy: ApprovalPolicy | None = None,
-        manual_for: Callable[[ToolManual], ToolManual] | None = None,
-    ) -> ApprovalCheck | None:
-        """What ``policy`` (default: the registry's) says of a call of ``name``, without running it.
-
-        Returns None when there is no policy or no such tool. ``check.needs_approval`` ->
-        ``check.request(arguments, call_id=...)`` is what to show a person. ``manual_for``
-        maps the registration's manual to the one the caller declares (a view's routing
-        config overrides).
-
-        Raises:
-            ApprovalsFileError: the approvals file is unusable.
-        """
-        policy = policy if policy is not None else self.policy
-        entry = self._entries.get(name)
-        if policy is None or entry is None:
-            return None
-        manual = entry.manual if manual_for is None else manual_for(entry.manual)
-        return policy.check(entry.tool, arguments, manual=manual, preset=entry.preset)
-
-    def tool_version_hash(
-        self, name: str, /, *, manual_for: Callable[[ToolManual], ToolManual] | None = None
-    ) -> str | None:
-        """The version hash approvals of ``name`` are bound to (see
-        :func:`tools.approvals.tool_version_hash`), or None for an unknown name;
-        ``manual_for`` as for :meth:`check_approval`."""
-        entry = self._entries.get(name)
-        if entry is None:
-            return None
-        from tools.approvals import tool_version_hash
-
-        manual = entry.manual if manual_for is None else manual_for(entry.manual)
-        return tool_version_hash(entry.tool, manual=manual, preset=entry.preset)
-
-    def refuse(
-        self, name: str, /, error_type: ErrorType, message: str, *, details: dict[str, Any] | None = None
-    ) -> ToolResult:
-        """The error envelope of a call refused before it ran (routing, approvals).
-
-        It carries the tool's metadata, is recorded by the metrics sink like any call, and
-        does not count against the tool's circuit breaker.
-        """
-        entry = self._entries.get(name)
-        if entry is None:
-            return self._unknown(name)
-        return entry._finish(_failure(entry.tool, ErrorInfo(error_type, message, False, details, False)))
-
-    def _unknown(self, name: str, call_id: str | None = None) -> ToolResult:
-        placeholder, info = unknown_tool(name, list(self._entries))
-        result = ToolEntry(placeholder, self._new_breaker(), self._context)._finish(_failure(placeholder, info))
-        if self.tracer is not None:
-            self.tracer.end(self.tracer.start_unknown(name, call_id), result)
-        return result
-
-    # ----------------------------------------------------------------- export
-
-    def to_openai_tools(
-        self,
-        *,
-        strict: bool = False,
-        on_unsupported: OnUnsupported = "warn",
-        names: Collection[str] | None = None,
-        include_hidden: bool = False,
-    ) -> list[dict[str, Any]]:
-        """Chat Completions tool definitions for every registered tool.
-
-        With ``strict=True`` each tool is converted to OpenAI strict mode; a tool whose
-        schema strict mode cannot express is exported with ``strict: false`` and a logged
-        WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
-        ``names`` limits the export to those registrations (in registration order);
-        hidden registrations are left out unless ``include_hidden``.
-
-        Each call returns a new list of cached, shared definitions: read-only ``dict``
-        subclasses that serialise like any dict. Change the list freely; to change a
-        definition, replace it (``{**tools[0], "strict": False}``) or take a mutable copy
-        with ``copy.deepcopy`` (changing one in place raises ``TypeError``).
-        """
-        return self._export(
-            ("openai", strict, on_unsupported),
-            lambda e: openai_tool(
-                e.name, e.tool.description, self._schema_of(e), strict=strict, on_unsupported=on_unsupported
-            ),
-            names,
-            include_hidden,
-        )
-
-    def to_anthropic_tools(
-        self, *, names: Collection[str] | None = None, include_hidden: bool = False
-    ) -> list[dict[str, Any]]:
-        """Anthropic Messages API tool definitions; ``names`` limits them (a new list of
-        shared read-only definitions: see :meth:`to_openai_tools`)."""
-        return self._export(
-            ("anthropic",),
-            lambda e: anthropic_tool(e.name, e.tool.description, self._schema_of(e)),
-            names,
-            include_hidden,
-        )
-
-    def to_mcp_tools(
-        self, *, names: Collection[str] | None = None, include_hidden: bool = False
-    ) -> list[dict[str, Any]]:
-        """MCP ``tools/list`` entries with ``inputSchema`` and ``outputSchema`` (a new list of
-        shared read-only definitions: see :meth:`to_openai_tools`)."""
-        return self._export(
-            ("mcp",),
-            lambda e: mcp_tool(e.name, e.tool.description, self._schema_of(e), e.tool.output_schema()),
-            names,
-            include_hidden,
-        )
-
-    def to_gemini_tools(
-        self,
-        *,
-        on_unsupported: OnUnsupported = "warn",
-        names: Collection[str] | None = None,
-        include_hidden: bool = False,
-    ) -> list[dict[str, Any]]:
-        """Gemini function declarations ``{"name", "description", "parameters"?}`` (a new list
-        of shared read-only definitions: see :meth:`to_openai_tools`).
-
-        Pass them as ``types.Tool(function_declarations=...)`` with google-genai. A tool
-        whose schema Gemini cannot express exactly is exported as near as possible with a
-        logged WARNING naming the tool and field, or raises with ``on_unsupported="raise"``.
-        """
-        return self._export(
-            ("gemini", on_unsupported),
-            lambda e: gemini_tool(e.name, e.tool.description, self._schema_of(e), on_unsupported=on_unsupported),
-            names,
-            include_hidden,
-        )
-
-    def is_hidden(self, name: str, /) -> bool:
-        """Whether a registration is hidden from the exports (see :meth:`register`)."""
-        entry = self._entries.get(name)
-        return entry is not None and entry.hidden
-
-    @staticmethod
-    def _schema_of(entry: ToolEntry) -> dict[str, Any]:
-        schema = entry.tool._input_schema()
-        return without_properties(schema, set(entry.preset)) if entry.preset else schema
-
-    def _export(
-        self,
-        fmt: tuple[Any, ...],
-        build: Callable[[ToolEntry], dict[str, Any]],
-        names: Collection[str] | None,
-        include_hidden: bool,
-    ) -> list[dict[str, Any]]:
-        def chosen() -> list[ToolEntry]:
-            entries = self._entries
-            if names is not None and len(names) < len(entries):
-                picked = [entries[name] for name in set(names) if name in entries]
-                position = self._positions()
-                picked.sort(key=lambda entry: position[entry.name])
-            else:
-                picked = [e for e in entries.values() if names is None or e.name in names]
-            return [e for e in picked if include_hidden or not e.hidden]
-
-        with self._lock:
-            return list(self._exports.definitions((*fmt, include_hidden), chosen, names, build))
-
-    def _positions(self) -> dict[str, int]:
-        """Registration order by name (worked out once per version of the tool set)."""
-        cached = self.__dict__.get("_position_cache")
-        if cached is None or cached[0] != self._version:
-            cached = self.__dict__["_position_cache"] = (self._version, {n: i for i, n in enumerate(self._entries)})
-        return cached[1]
-
-
-def _renamed(
-    tool: BaseTool[Any, Any],
-    name: str | None,
-    description: str | None,
-    parameters: Mapping[str, Any] | None,
-) -> BaseTool[Any, Any]:
-    """A shallow copy of ``tool`` under another name/description/schema (same collaborators)."""
-    alias = copy.copy(tool)
-    if name is not None:
-        alias.name = check_tool_name(name, owner=f"alias of tool {tool.name!r}")
-    if description is not None:
-        alias.description = description
-    if parameters is not None:
-        alias.parameters = prepare_parameters(parameters, owner=f"tool {alias.name!r}")
-    alias.reset_schema_cache()
-    return alias
