@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator._delegation import Delegation
 from orchestrator._own_tools import register_workspace, writes
 from orchestrator._service_config import ServiceConfigError, agent_router, secret_value
 from tools import BaseTool, LocalToolRegistry, ToolDefinitionError
 
 if TYPE_CHECKING:
+    from orchestrator._delegation import Delegation
     from orchestrator.graph.hooks import RunHooks
     from orchestrator.llm import ChatModel
     from orchestrator.settings import Settings
@@ -88,6 +88,7 @@ class ServiceTools:
         Raises:
             ServiceConfigError: the routing config file is unusable.
         """
+        from orchestrator._delegation import Delegation  # the agents' toolset: only for --agent
         from tools.builtin.code_executor import LocalSandbox
 
         sandbox = LocalSandbox(hidden_dirs=self._hidden_dirs)
