@@ -275,7 +275,7 @@ class OrchestratorService:
         adopted = RegistryService(RegistryStore.from_env(env), env=env)
         approvals = open_approvals_store(env, database_url=secret_value(settings.database_url))
         signer = StateSigner.from_env(env)
-        runs = run_store_from_env(env, settings.data_dir, database_url=_secret(settings.database_url))
+        runs = run_store_from_env(env, settings.data_dir, database_url=secret_value(settings.database_url))
         return cls(settings, adopted_tools=adopted, approvals=approvals, state_signer=signer, runs=runs)
 
     def _tools_for_agent(self) -> LocalToolRegistry | ToolView:
