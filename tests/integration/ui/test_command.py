@@ -58,10 +58,13 @@ def test_a_host_other_than_loopback_needs_a_token(env: dict[str, str], tmp_path:
 
 def test_without_the_ui_extra_the_command_says_which_extra_to_install(env: dict[str, str], tmp_path: Path) -> None:
     """A plain ``pip install -e .`` has typer but no FastAPI: ``tooldeck ui`` is listed and explains."""
-    core_only = ROOT / "tests" / "integration" / "orchestrator" / "_core_only.py"
+    from tests.integration.orchestrator.test_core_install import core_only_env, hidden_modules
+
+    hidden = core_only_env(tmp_path, hidden_modules())  # its PYTHONPATH hides the extras
+    core = {**env, "PYTHONPATH": os.pathsep.join([hidden["PYTHONPATH"], env["PYTHONPATH"]])}
     result = subprocess.run(
-        [sys.executable, str(core_only), "tools.cli", "-C", str(tmp_path / "project"), "ui", "--port", "0"],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "-m", "tools.cli", "-C", str(tmp_path / "project"), "ui", "--port", "0"],
+        env=core, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert result.returncode == 2, result.stdout + result.stderr
     assert "tooldeck ui needs the ui extra: pip install -e '.[ui]'" in result.stderr

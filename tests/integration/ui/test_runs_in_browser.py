@@ -41,12 +41,23 @@ def _held(harness: ConsoleHarness, console: Any, run_id: str) -> Any:
 
 def _answered(harness: ConsoleHarness, run_id: str) -> str:
     """Wait on the run's page (the redirect after a decision) until the run answered; the answer."""
-    from selenium.webdriver.common.by import By
 
     browser = harness.browser
     wait_for(browser, lambda d: d.current_url.endswith(f"/runs/{run_id}"))
-    item = wait_for(browser, lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "#timeline li.answer")), None))
-    return str(item.text)
+    (answer,) = wait_for(browser, lambda d: _read(d, "#timeline li.answer"))
+    return str(answer[1])
+
+
+def _read(browser: Any, selector: str) -> list[tuple[str, str]]:
+    """Each matching element's title (its ``<b>``) and text, read in one go: a live update may
+    replace the part between finding an element and reading it (read again by ``wait_for``)."""
+    from selenium.webdriver.common.by import By
+
+    out = []
+    for element in browser.find_elements(By.CSS_SELECTOR, selector):
+        titles = element.find_elements(By.TAG_NAME, "b")
+        out.append((titles[0].text if titles else "", element.text))
+    return out
 
 
 def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: ConsoleHarness, shoot: Any) -> None:
@@ -67,8 +78,8 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
     answer = _answered(harness, run_id)
     assert "wrote 'buy milk'" in answer
     assert agents.written == ["buy milk"]
-    items = harness.browser.find_elements(By.CSS_SELECTOR, "#timeline > li")
-    titles = [li.find_element(By.TAG_NAME, "b").text for li in items]
+    items = wait_for(harness.browser, lambda d: _read(d, "#timeline > li"))
+    titles = [title for title, _ in items]
     assert titles == [
         "question",
         "model turn 1",
@@ -76,7 +87,7 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
         "write_note",
         "model turn 2: the answer",
     ]
-    assert "wrote 'buy milk'" in items[3].text  # the call's result, as the model read it
+    assert "wrote 'buy milk'" in items[3][1]  # the call's result, as the model read it
     shoot("run")
     # The same decision again (a second tab, a replayed request): refused, nothing runs.
     harness.refusals_expected = True
