@@ -13,7 +13,9 @@ neither FastAPI nor Jinja2; `create_app` does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from orchestrator.ui.app import create_app
@@ -32,11 +34,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Public names imported on first use (FastAPI and Jinja2 only when the app is built)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'orchestrator.ui' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(home), name)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
