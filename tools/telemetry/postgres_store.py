@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, OVERFLOW_BUCKET, ToolStats, degraded
+from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, OVERFLOW_BUCKET, ToolStats
 from tools.postgres import Database, DatabaseError, database_for
 from tools.result import ToolResult
 from tools.telemetry import _pg_metrics as sql
@@ -40,6 +40,7 @@ from tools.telemetry._batch import Item, drain_calls, inside, start_flusher
 from tools.telemetry._buckets import Bucket, Series, merge_series
 from tools.telemetry._file import Figures
 from tools.telemetry._reader import merge
+from tools.telemetry._reads import StatsReads
 from tools.telemetry.series import DEFAULT_RETENTION, HourBucket, ToolSummary, hour_key, hour_start, summarize
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def _utc_now() -> datetime:
     return datetime.now(_UTC)
 
 
-class PostgresMetricsStore:
+class PostgresMetricsStore(StatsReads):
     """A :class:`~tools.metrics.MetricsSink` and :class:`~tools.telemetry.MetricsHistory`
     whose figures live in PostgreSQL (see the module docstring).
 
@@ -317,22 +318,6 @@ class PostgresMetricsStore:
     def stats(self, tool_name: str) -> ToolStats:
         """One tool's figures (zeros for a tool never called)."""
         return self._one(tool_name, None, hours=False)[0]
-
-    def success_rate(self, tool_name: str) -> float:
-        """Successes over calls for one tool (0.0 with no calls)."""
-        return self.stats(tool_name).success_rate
-
-    def avg_duration_ms(self, tool_name: str) -> float:
-        """Mean duration of one tool's successful calls (0.0 without successes)."""
-        return self.stats(tool_name).avg_duration_ms
-
-    def get_degraded(self, threshold: float = 0.7, min_calls: int = 5) -> list[str]:
-        """Tools with at least ``min_calls`` calls whose success rate is below ``threshold``."""
-        return degraded(self.all_stats(), threshold, min_calls)
-
-    def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Every entry's figures as JSON-compatible dicts."""
-        return {name: stats.to_dict() for name, stats in self.all_stats().items()}
 
     def series(
         self, tool_name: str, *, since: datetime | None = None, until: datetime | None = None

@@ -31,7 +31,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from tools._files import atomic_write_text
-from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, ToolStats, degraded
+from tools.metrics import BUCKETS, DEFAULT_MAX_TOOLS, ToolStats
 from tools.result import ToolResult
 from tools.telemetry._batch import Item, buckets_in, drain_calls, inside, start_flusher
 from tools.telemetry._buckets import Bucket, Series, prune
@@ -46,6 +46,7 @@ from tools.telemetry._file import (
 )
 from tools.telemetry._log import append_line
 from tools.telemetry._reader import FileReader, merge
+from tools.telemetry._reads import StatsReads
 from tools.telemetry.series import DEFAULT_RETENTION, HourBucket, ToolSummary, hour_key, summarize
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def _utc_now() -> datetime:
     return datetime.now(_UTC)
 
 
-class MetricsStore:
+class MetricsStore(StatsReads):
     """A :class:`~tools.metrics.MetricsSink` that persists per-tool figures and hourly
     buckets to a JSON snapshot and its append log; a
     :class:`~tools.telemetry.series.MetricsHistory` to read them back.
@@ -297,22 +298,6 @@ class MetricsStore:
     def stats(self, tool_name: str) -> ToolStats:
         """One tool's figures (zeros for a tool never called)."""
         return self._one(tool_name, datetime.max.replace(tzinfo=_UTC))[0]
-
-    def success_rate(self, tool_name: str) -> float:
-        """Successes over calls for one tool (0.0 with no calls)."""
-        return self.stats(tool_name).success_rate
-
-    def avg_duration_ms(self, tool_name: str) -> float:
-        """Mean duration of one tool's successful calls (0.0 without successes)."""
-        return self.stats(tool_name).avg_duration_ms
-
-    def get_degraded(self, threshold: float = 0.7, min_calls: int = 5) -> list[str]:
-        """Tools with at least ``min_calls`` calls whose success rate is below ``threshold``."""
-        return degraded(self.all_stats(), threshold, min_calls)
-
-    def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Every entry's figures as JSON-compatible dicts."""
-        return {name: stats.to_dict() for name, stats in self.all_stats().items()}
 
     def series(
         self, tool_name: str, *, since: datetime | None = None, until: datetime | None = None
