@@ -13,10 +13,12 @@ LLM_TESTS = "tests/integration/llm/"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The real-LLM tests carry the ``xdist_group("llm")`` mark (what the scheduler below
-    honours whatever the pytest version)."""
+    honours whatever the pytest version) and run first: the longest unit of work starts at
+    once, while the other workers share everything else, instead of being the suite's tail."""
     for item in items:
         if item.get_closest_marker("llm") is not None:
             item.add_marker(pytest.mark.xdist_group("llm"))
+    items.sort(key=lambda item: item.get_closest_marker("llm") is None)  # stable: the rest keep their order
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
