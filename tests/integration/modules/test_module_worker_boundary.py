@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 
-import shared
 import tools
 from tests.integration.sandbox import privileges
 
@@ -84,7 +83,6 @@ def tree() -> Iterator[Path]:
     base.chmod(0o711)
     try:
         root = privileges.readable_tree(base)
-        privileges.copy_readable(Path(shared.__file__).parent, root / "shared")
         shutil.copy(DRIVER, root / DRIVER.name)
         (root / DRIVER.name).chmod(0o644)
         assert Path(tools.__file__).parent.name == "tools"

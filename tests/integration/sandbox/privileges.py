@@ -51,8 +51,9 @@ def copy_readable(source: Path, dest: Path) -> Path:
     return dest
 
 
-def readable_tree(root: Path, packages: tuple[str, ...] = ("tools",)) -> Path:
-    """A directory holding a world-readable copy of ``packages`` (siblings of ``tools``)."""
+def readable_tree(root: Path, packages: tuple[str, ...] = ("tools", "shared")) -> Path:
+    """A directory holding a world-readable copy of ``packages`` (siblings of ``tools``; by
+    default ``tools`` and ``shared``, which it imports)."""
     tree = root / "tree"
     tree.mkdir()
     tree.chmod(0o755)

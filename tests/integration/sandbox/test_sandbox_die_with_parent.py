@@ -95,7 +95,7 @@ def test_the_namespaces_launcher_dies_when_its_thread_ended_before_it_started(
     wrapper = sandbox_root / "late-python"
     wrapper.write_text(f'#!/bin/sh\nread go < "{gate}"\nexec "{python}" "$@"\n')
     wrapper.chmod(0o755)
-    tree = priv.readable_tree(sandbox_root, ("tools", "shared"))
+    tree = priv.readable_tree(sandbox_root)
     job = {"wrapper": str(wrapper), "gate": str(gate), "temp_root": str(temp_root)}
     report = priv.run_python(app_mode, Path(__file__).with_name("_late_thread.py"), job, tree=tree)
 
