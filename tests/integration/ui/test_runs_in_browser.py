@@ -4,6 +4,7 @@ there, and completes exactly once; a denial reaches the model; a pipeline run is
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -22,21 +23,28 @@ def _ask(harness: ConsoleHarness, console: Any, question: str) -> str:
     browser.find_element(By.ID, "ask-summary").click()
     browser.find_element(By.ID, "question").send_keys(question)
     browser.find_element(By.ID, "ask-button").click()
-    row = wait_for(
-        browser,
-        lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr[data-status='paused']")), None),
-    )
-    run_id = str(row.find_element(By.CSS_SELECTOR, ".run-link").get_attribute("href")).rsplit("/", 1)[1]
+    link = "#runs-table tbody tr[data-status='paused'] .run-link"
+    (href, *_) = wait_for(browser, lambda d: [e.get_attribute("href") for e in d.find_elements(By.CSS_SELECTOR, link)])
+    run_id = str(href).rsplit("/", 1)[1]
     # the runner's last word on it (its state saved, its record told where): nothing moves after this
     wait_for(browser, lambda d: f"asking {question}: paused" in d.find_element(By.CSS_SELECTOR, ".activities").text)
     return run_id
 
 
-def _held(harness: ConsoleHarness, console: Any, run_id: str) -> Any:
+def _held(harness: ConsoleHarness, console: Any, run_id: str) -> str:
+    """Open the Approvals page; the held call's text once it shows."""
     from selenium.webdriver.common.by import By
 
     harness.open(console, "/approvals")
-    return wait_for(harness.browser, lambda d: d.find_element(By.ID, f"run-{run_id}"))
+    return str(wait_for(harness.browser, lambda d: d.find_element(By.ID, f"run-{run_id}").text))
+
+
+def _on_held(harness: ConsoleHarness, run_id: str, css: str, do: Callable[[Any], object]) -> None:
+    """``do(element)`` on the held call's element ``css``, found and acted on in one go: a live
+    update may replace the part in between (it is then found and done again)."""
+    from selenium.webdriver.common.by import By
+
+    wait_for(harness.browser, lambda d: do(d.find_element(By.CSS_SELECTOR, f"#run-{run_id} {css}")) or True)
 
 
 def _answered(harness: ConsoleHarness, run_id: str) -> str:
@@ -66,15 +74,14 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
     agents = AgentConsole(harness)
     console = harness.start(agents.sources())
     run_id = _ask(harness, console, "buy milk")
-    badge = wait_for(harness.browser, lambda d: d.find_element(By.ID, "pending-count"))
-    wait_for(harness.browser, lambda _: badge.text == "1")
+    wait_for(harness.browser, lambda d: d.find_element(By.ID, "pending-count").text == "1")
     assert agents.written == []
     shoot("runs")
     held = _held(harness, console, run_id)
-    assert "write_note" in held.text
-    assert '"text": "buy milk"' in held.text
+    assert "write_note" in held
+    assert '"text": "buy milk"' in held
     shoot("approvals")
-    held.find_element(By.CSS_SELECTOR, ".approve-button").click()
+    _on_held(harness, run_id, ".approve-button", lambda button: button.click())
     answer = _answered(harness, run_id)
     assert "wrote 'buy milk'" in answer
     assert agents.written == ["buy milk"]
@@ -106,14 +113,13 @@ def test_a_paused_run_is_approved_in_the_page_and_completes_once(harness: Consol
 
 
 def test_a_denied_call_is_answered_with_the_persons_words(harness: ConsoleHarness) -> None:
-    from selenium.webdriver.common.by import By
 
     agents = AgentConsole(harness)
     console = harness.start(agents.sources())
     run_id = _ask(harness, console, "delete every note")
-    held = _held(harness, console, run_id)
-    held.find_element(By.CSS_SELECTOR, ".deny-message").send_keys("not today")
-    held.find_element(By.CSS_SELECTOR, ".deny-button").click()
+    _held(harness, console, run_id)
+    _on_held(harness, run_id, ".deny-message", lambda box: (box.clear(), box.send_keys("not today")))
+    _on_held(harness, run_id, ".deny-button", lambda button: button.click())
     answer = _answered(harness, run_id)
     assert "was not approved: not today" in answer  # what the model read
     assert "permission_denied" in answer
@@ -121,17 +127,15 @@ def test_a_denied_call_is_answered_with_the_persons_words(harness: ConsoleHarnes
 
 
 def test_edited_arguments_are_what_runs(harness: ConsoleHarness) -> None:
-    from selenium.webdriver.common.by import By
 
     agents = AgentConsole(harness)
     console = harness.start(agents.sources())
     run_id = _ask(harness, console, "buy milk")
-    held = _held(harness, console, run_id)
-    held.find_element(By.CSS_SELECTOR, "details.edit summary").click()
-    box = held.find_element(By.CSS_SELECTOR, ".edit-arguments")
-    box.clear()
-    box.send_keys(json.dumps({"text": "buy oat milk"}))
-    held.find_element(By.CSS_SELECTOR, ".edit-button").click()
+    _held(harness, console, run_id)
+    _on_held(harness, run_id, "details.edit summary", lambda summary: summary.click())
+    edited = json.dumps({"text": "buy oat milk"})
+    _on_held(harness, run_id, ".edit-arguments", lambda box: (box.clear(), box.send_keys(edited)))
+    _on_held(harness, run_id, ".edit-button", lambda button: button.click())
     assert "wrote 'buy oat milk'" in _answered(harness, run_id)
     assert agents.written == ["buy oat milk"]
 
