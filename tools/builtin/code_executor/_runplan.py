@@ -54,7 +54,7 @@ class RunPlan:
         return env
 
 
-def _readable_by_others(path: Path) -> bool:
+def readable_by_others(path: Path) -> bool:
     """Every directory up to ``path`` is ``o+x`` and ``path`` itself ``o+rx``."""
     try:
         if path.stat().st_mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH:
@@ -102,7 +102,7 @@ def plan(
             continue
         if not os.path.isdir(real):
             raise InvalidArgumentsError(f"python_path entry {os.fspath(entry)!r} is not an existing directory")
-        if other_uid and not _readable_by_others(Path(real)):
+        if other_uid and not readable_by_others(Path(real)):
             raise InvalidArgumentsError(
                 f"python_path entry {real!r} can't be read by the sandbox's uid (every directory on the way "
                 "must be o+x and the directory o+rx); make it readable or use another directory"

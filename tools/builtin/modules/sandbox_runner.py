@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tools._files import atomic_write_text
+from tools.builtin.code_executor._runplan import readable_by_others
 from tools.builtin.modules.report import Finding
 from tools.errors import ToolError
 
@@ -125,11 +127,33 @@ def default_python_path() -> tuple[str, ...]:
     import pydantic
     import requests
 
-    import shared
-
-    folders = [Path(shared.__file__).resolve().parent.parent]
+    folders = [_project_folder()]
     folders += [Path(m.__file__ or "").resolve().parent.parent for m in (pydantic, requests)]
     return tuple(dict.fromkeys(str(f) for f in folders))
+
+
+def _project_folder() -> Path:
+    import shared
+
+    return Path(shared.__file__).resolve().parent.parent
+
+
+#: Where a run's scratch folder holds its copy of ``shared`` (not a package: discovery skips it).
+_LIB = ".tooldeck-lib"
+
+
+def _copy_shared(scratch: Path) -> str:
+    """A copy of ``shared`` inside ``scratch``, readable by everyone: the folder to import it from.
+
+    As root the sandbox runs the tests as another uid, which cannot import a project folder in
+    a directory only its owner may enter (a checkout in ``/root`` or in a ``mktemp -d``
+    folder); the copy goes with the tests' own files instead.
+    """
+    lib = scratch / _LIB
+    shutil.copytree(_project_folder() / "shared", lib / "shared", ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [lib, *lib.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return str(lib)
 
 
 def _unavailable(message: str) -> TestRun:
@@ -158,6 +182,9 @@ class SandboxTestRunner:
     ) -> None:
         self._sandbox = sandbox
         self._python_path = tuple(str(p) for p in (default_python_path() if python_path is None else python_path))
+        project = str(_project_folder())
+        # The default path's project folder, where the sandbox's uid could not enter it: a copy.
+        self._copy_project = python_path is None and not readable_by_others(Path(project))
         self._timeout = timeout_seconds
         self._temp_root = temp_root
 
@@ -174,6 +201,9 @@ class SandboxTestRunner:
             for path, data in files.items():
                 atomic_write_text(Path(scratch) / path, data.decode("utf-8", errors="replace"), mode=0o644)
             os.chmod(scratch, 0o755)  # noqa: S103 - the sandbox user reads this scratch copy
+            python_path = self._python_path
+            if self._copy_project:
+                python_path = (_copy_shared(Path(scratch)), *python_path[1:])
             try:
                 result = self._sandbox.run(
                     HARNESS,
@@ -181,7 +211,7 @@ class SandboxTestRunner:
                     timeout_seconds=self._timeout,
                     workspace=scratch,
                     writable=False,
-                    python_path=self._python_path,
+                    python_path=python_path,
                 )
             except ToolError as exc:
                 return _unavailable(f"the sandbox could not run the tests: {exc.message}")
